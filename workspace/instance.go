@@ -3,7 +3,6 @@ package workspace
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/paddockdev/paddock/internal/jsonl"
 	"github.com/paddockdev/paddock/internal/vfs"
@@ -285,16 +282,13 @@ func (in *Instance) loadBase() error {
 	in.reportCorrupt(name, res.Corrupt)
 	var msgs []Message
 	committedMsgs, end := 0, int64(0)
-	for i, r := range res.Records {
+	for _, r := range res.Records {
 		var rec baseRecord
 		if err := json.Unmarshal(r.Payload, &rec); err != nil {
 			in.reportCorrupt(name, []jsonl.Problem{{Off: r.Off, Line: r.Line, Raw: r.Payload, Err: err}})
 			continue
 		}
-		next := res.End
-		if i+1 < len(res.Records) {
-			next = res.Records[i+1].Off
-		}
+		next := r.End
 		switch {
 		case rec.Header != nil:
 			if err := rec.Header.check(name, schemaBase); err != nil {
@@ -677,7 +671,7 @@ func (in *Instance) BeginTurn(ctx context.Context) (*Turn, error) {
 	if err := in.setStatus(StatusProcessing); err != nil {
 		return nil, in.fail(err)
 	}
-	in.turn = &Turn{in: in, id: ulid.MustNew(ulid.Timestamp(in.s.opts.Now()), rand.Reader).String()}
+	in.turn = &Turn{in: in, id: in.s.newID()}
 	return in.turn, nil
 }
 

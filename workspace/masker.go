@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+
 	"github.com/paddockdev/paddock/internal/mask"
 )
 

@@ -99,6 +99,7 @@ type Store struct {
 	opts  StoreOptions
 	fsys  vfs.FS
 	lock  lockFunc
+	newID func() string // turn ids and trash names; ULIDs unless a test sets it
 
 	auditMu sync.Mutex
 }
@@ -124,6 +125,7 @@ func newStore(paths Paths, opts *StoreOptions, fsys vfs.FS, lock lockFunc) (*Sto
 	if opts != nil {
 		s.opts = *opts
 	}
+	s.newID = func() string { return ulid.MustNew(ulid.Timestamp(s.opts.Now()), rand.Reader).String() }
 	if s.opts.Durability < DurabilityStep || s.opts.Durability > DurabilityNone {
 		return nil, fmt.Errorf("workspace: unknown durability %d", s.opts.Durability)
 	}
@@ -261,7 +263,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: delete instance %q: %w", key, err)
 	}
-	trash := filepath.Join(s.paths.TrashDir(), filepath.Base(dir)+"."+ulid.MustNew(ulid.Timestamp(s.opts.Now()), rand.Reader).String())
+	trash := filepath.Join(s.paths.TrashDir(), filepath.Base(dir)+"."+s.newID())
 	err = s.fsys.Rename(dir, trash)
 	if err == nil && s.opts.Durability.syncTurn() {
 		err = errors.Join(s.fsys.SyncDir(s.paths.InstancesDir()), s.fsys.SyncDir(s.paths.TrashDir()))

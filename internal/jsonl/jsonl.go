@@ -89,6 +89,7 @@ func Verify(line []byte) ([]byte, error) {
 type Record struct {
 	Payload []byte // the payload's bytes, aliasing the parsed data
 	Off     int64  // offset of the line's first byte
+	End     int64  // offset just past the line's newline
 	Line    int    // 1-based line number
 }
 
@@ -148,7 +149,7 @@ func Parse(data []byte) Result {
 		}
 		r.Corrupt = append(r.Corrupt, pending...)
 		pending = pending[:0]
-		r.Records = append(r.Records, Record{Payload: payload, Off: int64(off), Line: line})
+		r.Records = append(r.Records, Record{Payload: payload, Off: int64(off), End: int64(next), Line: line})
 		off = next
 		r.End = int64(off)
 	}
