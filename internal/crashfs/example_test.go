@@ -51,7 +51,8 @@ func Example() {
 	// 1 [old]
 	// 2 [old]
 	// 3 [old]
-	// 4 [new old]
+	// 4 [old]
+	// 5 [new old]
 }
 
 // Power loss after an unsynced append: the images show what the disk may

@@ -97,7 +97,10 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 // name, and syncs the directory (when sync is true).
 func WriteFileAtomic(fsys FS, name string, data []byte, perm fs.FileMode, sync bool) (err error) {
 	tmp := name + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	// A stale temporary file from an interrupted write would keep its old
+	// mode under O_TRUNC; start from a new file so perm holds.
+	fsys.Remove(tmp)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
