@@ -429,3 +429,37 @@ func TestCrashMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenAfterFailedWrite checks that once a write to the logs fails, the
+// instance refuses further writes (no append may follow an unrepaired
+// tail) until it is reopened.
+func TestBrokenAfterFailedWrite(t *testing.T) {
+	fsys := crashfs.New()
+	s, err := crashStore(fsys, DurabilityStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.Open(ctx, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := in.BeginTurn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.CrashAt(fsys.Ops()) // the next write fails
+	if err := turn.Append(ctx, Append(msg("a", ""))); !errors.Is(err, crashfs.ErrCrashed) {
+		t.Fatalf("Append = %v, want the write's error", err)
+	}
+	for name, err := range map[string]error{
+		"Append": turn.Append(ctx, Append(msg("b", ""))),
+		"Commit": turn.Commit(ctx),
+	} {
+		if !errors.Is(err, ErrBroken) || !errors.Is(err, crashfs.ErrCrashed) {
+			t.Errorf("%s after a failed write = %v, want ErrBroken wrapping the cause", name, err)
+		}
+	}
+	if _, err := in.BeginTurn(ctx); !errors.Is(err, ErrBroken) {
+		t.Errorf("BeginTurn after a failed write = %v, want ErrBroken", err)
+	}
+}

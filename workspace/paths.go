@@ -50,8 +50,9 @@ type PathsOptions struct {
 
 // NewPaths resolves the roots of a workspace. The state root is, in order,
 // opts.StateRoot, $PADDOCK_STATE_ROOT, then ~/.paddock. Relative paths are
-// made absolute against the current directory. NewPaths touches nothing on
-// disk.
+// made absolute against the current directory. A state root inside the
+// project root is refused unless opts.AllowStateInProject; the check is
+// lexical (symlinks are not resolved). NewPaths touches nothing on disk.
 func NewPaths(projectRoot string, opts *PathsOptions) (Paths, error) {
 	var o PathsOptions
 	if opts != nil {
