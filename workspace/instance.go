@@ -145,14 +145,22 @@ func (s *Store) Open(ctx context.Context, key string, opts *OpenOptions) (*Insta
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "messages"), filepath.Join(dir, "extensions")} {
-		if err := s.mkdirAll(d); err != nil {
+	var unlock func() error
+	for attempt := 0; ; attempt++ {
+		for _, d := range []string{dir, filepath.Join(dir, "messages"), filepath.Join(dir, "extensions")} {
+			if err := s.mkdirAll(d); err != nil {
+				return nil, fmt.Errorf("workspace: open instance %q: %w", key, err)
+			}
+		}
+		unlock, err = s.lockInstance(dir)
+		if err == nil {
+			break
+		}
+		// A concurrent Delete may have moved the directory away between
+		// creating it and locking it: create it again, once.
+		if attempt > 0 || !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("workspace: open instance %q: %w", key, err)
 		}
-	}
-	unlock, err := s.lockInstance(dir)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: open instance %q: %w", key, err)
 	}
 	in := &Instance{s: s, key: key, dir: dir, unlock: unlock, durable: s.opts.Durability, ext: map[string]extFile{}}
 	if opts != nil {
@@ -177,6 +185,9 @@ func (in *Instance) load() error {
 	s := in.s
 	fsys := s.fsys
 	agent := in.md.AgentName
+	for _, tmp := range []string{in.path("metadata.json.tmp"), in.basePath() + ".tmp", in.eventsPath() + ".tmp"} {
+		fsys.Remove(tmp) // an interrupted atomic write; the real file is intact
+	}
 	md, err := s.readMetadata(in.dir)
 	switch {
 	case err == nil && md.InstanceKey != in.key:
