@@ -291,7 +291,7 @@ func (in *Instance) loadBase() error {
 	}
 	res := jsonl.Parse(data)
 	in.reportCorrupt(name, res.Corrupt)
-	var msgs []Message
+	msgs := make([]Message, 0, len(res.Records))
 	committedMsgs, end := 0, int64(0)
 	for _, r := range res.Records {
 		var rec baseRecord

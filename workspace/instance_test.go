@@ -162,6 +162,7 @@ func TestEvents(t *testing.T) {
 		{"empty id", [][]Event{{Append(msg("", ""))}}, []string{}, "empty id"},
 		{"bad data", [][]Event{{Append(Message{ID: "a", Data: json.RawMessage("{")})}}, []string{}, "not valid JSON"},
 		{"unknown type", [][]Event{{{Type: "upsert"}}}, []string{}, "unknown type"},
+		{"unencodable time", [][]Event{{Append(Message{ID: "a", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})}}, []string{}, "year outside of range"},
 		{"batch is all or nothing", [][]Event{{Append(msg("a", "")), Remove("zzz")}}, []string{}, "no message"},
 	}
 	for _, tt := range tests {

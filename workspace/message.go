@@ -69,8 +69,28 @@ func Truncate() Event { return Event{Type: EventTruncate} }
 // the message list (a replace of a missing message, a duplicate id, …).
 var ErrInvalidEvent = errors.New("workspace: invalid message event")
 
-// validateShape checks what can be checked without the message list.
+// validateShape checks what can be checked without the message list,
+// including that message data is valid JSON.
 func (e Event) validateShape() error {
+	if err := e.validateFields(); err != nil {
+		return err
+	}
+	if m := e.Message; m != nil && len(m.Data) > 0 && !json.Valid(m.Data) {
+		return e.invalidData(nil)
+	}
+	return nil
+}
+
+func (e Event) invalidData(cause error) error {
+	if cause != nil {
+		return fmt.Errorf("%w: %s: message %q: data is not valid JSON: %v", ErrInvalidEvent, e.Type, e.Message.ID, cause)
+	}
+	return fmt.Errorf("%w: %s: message %q: data is not valid JSON", ErrInvalidEvent, e.Type, e.Message.ID)
+}
+
+// validateFields is validateShape without the check of message data, for
+// callers that validate the data as they encode it.
+func (e Event) validateFields() error {
 	switch e.Type {
 	case EventAppend, EventReplace:
 		if e.Message == nil {
@@ -78,9 +98,6 @@ func (e Event) validateShape() error {
 		}
 		if e.Message.ID == "" {
 			return fmt.Errorf("%w: %s: message has an empty id", ErrInvalidEvent, e.Type)
-		}
-		if len(e.Message.Data) > 0 && !json.Valid(e.Message.Data) {
-			return fmt.Errorf("%w: %s: message %q: data is not valid JSON", ErrInvalidEvent, e.Type, e.Message.ID)
 		}
 		if e.Type == EventReplace && e.TargetID == "" {
 			return fmt.Errorf("%w: replace needs a target id", ErrInvalidEvent)

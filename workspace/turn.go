@@ -51,15 +51,16 @@ func (t *Turn) usable() error {
 }
 
 // stage checks that evs apply, in order, to the turn's current view,
-// without changing anything.
+// without changing anything. Message data is not checked here: encoding
+// checks it (see Append).
 func (t *Turn) stage(evs []Event) error {
 	for i, e := range evs {
-		if err := e.validateShape(); err != nil {
+		if err := e.validateFields(); err != nil {
 			return fmt.Errorf("event %d: %w", i, err)
 		}
 	}
 	if t.view == nil && allAppends(evs) {
-		seen := map[string]struct{}{}
+		var seen map[string]struct{} // ids earlier in this batch
 		for i, e := range evs {
 			id := e.Message.ID
 			_, inBase := t.in.base.index[id]
@@ -68,7 +69,12 @@ func (t *Turn) stage(evs []Event) error {
 			if inBase || inTurn || inBatch {
 				return fmt.Errorf("event %d: %w: append: message id %q already exists", i, ErrInvalidEvent, id)
 			}
-			seen[id] = struct{}{}
+			if len(evs) > 1 {
+				if seen == nil {
+					seen = make(map[string]struct{}, len(evs))
+				}
+				seen[id] = struct{}{}
+			}
 		}
 		return nil
 	}
@@ -141,14 +147,26 @@ func (t *Turn) Append(ctx context.Context, evs ...Event) error {
 	if err := t.stage(evs); err != nil {
 		return err
 	}
-	var buf []byte
+	size := 0
+	for _, e := range evs {
+		size += 256
+		if e.Message != nil {
+			size += len(e.Message.Data) + len(e.Message.ID)
+		}
+	}
+	buf := make([]byte, 0, size)
 	if in.eventsSize == 0 {
 		buf, _ = jsonl.Marshal(buf, eventRecord{Header: &fileHeader{schemaEvents, formatVersion}})
 	}
 	for i := range evs {
 		var err error
-		if buf, err = jsonl.Marshal(buf, eventRecord{Seq: in.nextSeq + uint64(i), Turn: t.id, Event: &evs[i]}); err != nil {
-			return fmt.Errorf("workspace: event %d: %w", i, err)
+		if buf, err = appendEventRecord(buf, in.nextSeq+uint64(i), t.id, &evs[i]); err != nil {
+			if m := evs[i].Message; m != nil && len(m.Data) > 0 && !json.Valid(m.Data) {
+				err = evs[i].invalidData(nil)
+			} else {
+				err = fmt.Errorf("%w: %s: %w", ErrInvalidEvent, evs[i].Type, err) // e.g. a time encoding/json refuses
+			}
+			return fmt.Errorf("event %d: %w", i, err)
 		}
 	}
 	if err := t.writeEvents(buf); err != nil {
@@ -352,7 +370,7 @@ func (in *Instance) appendBase(turn string, lastSeq uint64, msgs []Message) erro
 	}
 	for i := range msgs {
 		var err error
-		if buf, err = jsonl.Marshal(buf, baseRecord{Msg: &msgs[i]}); err != nil {
+		if buf, err = appendBaseMessage(buf, &msgs[i]); err != nil {
 			return err
 		}
 	}
@@ -378,7 +396,7 @@ func (in *Instance) rewriteBase(turn string, lastSeq uint64, view *msgList) erro
 	buf, _ := jsonl.Marshal(nil, baseRecord{Header: &fileHeader{schemaBase, formatVersion}})
 	for i := range view.msgs {
 		var err error
-		if buf, err = jsonl.Marshal(buf, baseRecord{Msg: &view.msgs[i]}); err != nil {
+		if buf, err = appendBaseMessage(buf, &view.msgs[i]); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,25 @@ func Append(dst, payload []byte) []byte {
 	return append(dst, '}', '\n')
 }
 
+// AppendFunc appends one record line to dst whose payload is what payload
+// appends to the slice it is given. It frames the payload in place, with no
+// copy. If payload fails, dst is returned as it was.
+func AppendFunc(dst []byte, payload func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, prefix...)
+	dst = append(dst, "00000000"...)
+	dst = append(dst, midfix...)
+	dst, err := payload(dst)
+	if err != nil {
+		return dst[:start], err
+	}
+	sum := crc32.Checksum(dst[start+headerLen:], castagnoli)
+	for i, shift := start+len(prefix), 28; shift >= 0; i, shift = i+1, shift-4 {
+		dst[i] = hexdigits[(sum>>uint(shift))&0xf]
+	}
+	return append(dst, '}', '\n'), nil
+}
+
 // Marshal JSON-encodes v and appends it to dst as one record line.
 func Marshal(dst []byte, v any) ([]byte, error) {
 	payload, err := json.Marshal(v)

@@ -7,6 +7,7 @@
 package vfs
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -88,7 +89,12 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		buf.Grow(int(fi.Size()) + bytes.MinRead) // room to see EOF without growing
+	}
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 // WriteFileAtomic replaces name with data so that, after a crash at any
