@@ -1,6 +1,7 @@
 package workspace_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,4 +241,63 @@ func ExampleOpenSecrets() {
 	}
 	// Output:
 	// [REDACTED] 23
+}
+
+func ExampleStore_Delete() {
+	ctx := context.Background()
+	paths, cleanup := tempPaths()
+	defer cleanup()
+	store, err := workspace.NewStore(paths, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, key := range []string{"user:bob", "user:alice"} {
+		inst, err := store.Open(ctx, key, &workspace.OpenOptions{AgentName: "coder"})
+		if err != nil {
+			log.Fatal(err)
+		}
+		inst.Close()
+	}
+	// Moved to the trash, recorded in the audit log, then removed.
+	if err := store.Delete(ctx, "user:bob"); err != nil {
+		log.Fatal(err)
+	}
+	infos, err := store.List(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, info := range infos {
+		fmt.Println(info.Key, info.Metadata.AgentName, info.Metadata.Status)
+	}
+	// Output:
+	// user:alice coder idle
+}
+
+func ExampleInstance_Emit() {
+	ctx := context.Background()
+	paths, cleanup := tempPaths()
+	defer cleanup()
+	var masker workspace.Masker
+	masker.Add("sk-live-0123456789")
+	store, err := workspace.NewStore(paths, &workspace.StoreOptions{Masker: &masker})
+	if err != nil {
+		log.Fatal(err)
+	}
+	inst, err := store.Open(ctx, "k", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer inst.Close()
+	err = inst.Emit(ctx, workspace.RuntimeEvent{Type: "tool.called", ToolName: "bash",
+		Data: map[string]any{"command": "deploy --token sk-live-0123456789"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	logged, err := os.ReadFile(filepath.Join(inst.Dir(), "messages", "runtime-events.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(bytes.Contains(logged, []byte("deploy --token [REDACTED]")))
+	// Output:
+	// true
 }
