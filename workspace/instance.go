@@ -193,13 +193,25 @@ func (in *Instance) load() error {
 	case err == nil && md.InstanceKey != in.key:
 		return fmt.Errorf("directory %s belongs to instance %q", in.dir, md.InstanceKey)
 	case err != nil:
-		in.recovery.MetadataRebuilt = !errors.Is(err, fs.ErrNotExist)
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Unreadable: keep the bytes aside, then write it anew.
+			in.recovery.MetadataRebuilt = true
+			name := in.path("metadata.json")
+			if raw, rerr := vfs.ReadFile(fsys, name); rerr == nil {
+				aside, serr := in.saveAside(name, "corrupt", raw)
+				if serr != nil {
+					return serr
+				}
+				in.recovery.Corrupt = append(in.recovery.Corrupt, CorruptRecord{File: name, Err: err.Error(), SavedAs: aside})
+			}
+		}
 		now := s.opts.Now().UTC()
 		md = Metadata{Status: StatusIdle, AgentName: agent, InstanceKey: in.key, CreatedAt: now, UpdatedAt: now}
 	}
 	in.md = md
 	wasProcessing := md.Status == StatusProcessing
 	writeMD := err != nil
+	created := errors.Is(err, fs.ErrNotExist)
 
 	if err := in.loadBase(); err != nil {
 		return err
@@ -249,10 +261,11 @@ func (in *Instance) load() error {
 		return err
 	}
 	in.eventsSize = fi.Size()
-	if !in.recovery.Clean() {
-		if err := s.audit("instance.recovered", in.key, in.dir, in.recovery.summary()); err != nil {
-			return err
-		}
+	switch {
+	case created:
+		return s.audit("instance.created", in.key, in.dir, "")
+	case !in.recovery.Clean():
+		return s.audit("instance.recovered", in.key, in.dir, in.recovery.summary())
 	}
 	return nil
 }

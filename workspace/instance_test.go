@@ -506,6 +506,9 @@ func TestListAndDelete(t *testing.T) {
 		t.Errorf("trash not emptied: %v", trash)
 	}
 	audit, _ := os.ReadFile(s.Paths().AuditLog())
+	if !bytes.Contains(audit, []byte(`"action":"instance.created","instanceKey":"a/x"`)) {
+		t.Errorf("audit log lacks the creation: %s", audit)
+	}
 	if !bytes.Contains(audit, []byte(`"action":"instance.deleted","instanceKey":"a/x"`)) {
 		t.Errorf("audit log lacks the deletion: %s", audit)
 	}
@@ -612,5 +615,28 @@ func TestRuntimeEvents(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(names, " "), "runtime-events.3") {
 		t.Errorf("more rotated files than kept: %v", names)
+	}
+}
+
+func TestCorruptMetadataRebuilt(t *testing.T) {
+	s := testStore(t, nil)
+	in := openInst(t, s, "k")
+	runTurn(t, in, Append(msg("a", "")))
+	in.Close()
+	name := filepath.Join(in.Dir(), "metadata.json")
+	os.WriteFile(name, []byte("{not json"), 0o600)
+	in = openInst(t, s, "k")
+	rec := in.Recovery()
+	if !rec.MetadataRebuilt || len(rec.Corrupt) != 1 {
+		t.Fatalf("recovery = %+v", rec)
+	}
+	if kept, _ := os.ReadFile(rec.Corrupt[0].SavedAs); string(kept) != "{not json" {
+		t.Errorf("the unreadable metadata was not kept aside: %q", kept)
+	}
+	if md := in.Metadata(); md.InstanceKey != "k" || md.Status != StatusIdle {
+		t.Errorf("rebuilt metadata = %+v", md)
+	}
+	if diff := cmp.Diff([]string{"a"}, ids(in.Messages())); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -9,7 +9,9 @@ import (
 
 // Message is one entry of an instance's conversation. Data is the message as
 // the host's model API shapes it (role, content, tool calls, …); the store
-// keeps it as opaque JSON.
+// keeps it as opaque JSON. The store shares Data and Metadata with its
+// callers rather than copying them: do not modify a message after passing
+// it to the store or getting it from it.
 type Message struct {
 	ID        string          `json:"id"`
 	Data      json.RawMessage `json:"data"`
@@ -76,15 +78,12 @@ func (e Event) validateShape() error {
 		return err
 	}
 	if m := e.Message; m != nil && len(m.Data) > 0 && !json.Valid(m.Data) {
-		return e.invalidData(nil)
+		return e.invalidData()
 	}
 	return nil
 }
 
-func (e Event) invalidData(cause error) error {
-	if cause != nil {
-		return fmt.Errorf("%w: %s: message %q: data is not valid JSON: %v", ErrInvalidEvent, e.Type, e.Message.ID, cause)
-	}
+func (e Event) invalidData() error {
 	return fmt.Errorf("%w: %s: message %q: data is not valid JSON", ErrInvalidEvent, e.Type, e.Message.ID)
 }
 

@@ -162,7 +162,7 @@ func (t *Turn) Append(ctx context.Context, evs ...Event) error {
 		var err error
 		if buf, err = appendEventRecord(buf, in.nextSeq+uint64(i), t.id, &evs[i]); err != nil {
 			if m := evs[i].Message; m != nil && len(m.Data) > 0 && !json.Valid(m.Data) {
-				err = evs[i].invalidData(nil)
+				err = evs[i].invalidData()
 			} else {
 				err = fmt.Errorf("%w: %s: %w", ErrInvalidEvent, evs[i].Type, err) // e.g. a time encoding/json refuses
 			}
