@@ -606,6 +606,12 @@ func TestRuntimeEvents(t *testing.T) {
 			if !bytes.Contains(data, []byte(Redacted)) || !bytes.HasPrefix(data, []byte(`{"c":`)) {
 				t.Errorf("%s: unexpected content %.100q", e.Name(), data)
 			}
+			if first, _, _ := bytes.Cut(data, []byte("\n")); !bytes.Contains(first, []byte(`"schema":"paddock.runtime-events"`)) {
+				t.Errorf("%s does not start with its header: %q", e.Name(), first)
+			}
+			if n := bytes.Count(data, []byte(`"header"`)); n != 1 {
+				t.Errorf("%s has %d headers", e.Name(), n)
+			}
 		}
 	}
 	for _, want := range []string{"runtime-events.jsonl", "runtime-events.1.jsonl", "runtime-events.2.jsonl"} {

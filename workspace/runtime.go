@@ -45,7 +45,7 @@ func (in *Instance) Emit(ctx context.Context, ev RuntimeEvent) error {
 		}
 		in.rtF, in.rtSize = f, fi.Size()
 	}
-	line, err := in.s.frameLog(nil, false, schemaRuntime, runtimeRecord{Event: &ev})
+	line, err := in.s.frameLog(nil, in.rtSize == 0, schemaRuntime, runtimeRecord{Event: &ev})
 	if err != nil {
 		return fmt.Errorf("workspace: runtime event %s: %w", ev.Type, err)
 	}
@@ -53,8 +53,7 @@ func (in *Instance) Emit(ctx context.Context, ev RuntimeEvent) error {
 		if err := in.rotateRuntime(); err != nil {
 			return fmt.Errorf("workspace: rotate runtime events: %w", err)
 		}
-	}
-	if in.rtSize == 0 {
+		// The new file starts with its header.
 		line, _ = in.s.frameLog(nil, true, schemaRuntime, runtimeRecord{Event: &ev})
 	}
 	n, err := in.rtF.Write(line)
