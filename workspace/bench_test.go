@@ -129,23 +129,31 @@ func copyFile(dst, src string) error {
 // its runs (one per -count).
 type benchBaseline struct {
 	elapsed time.Duration
+	cpu     time.Duration
 	n       int
 }
 
-// record adds the timing of b's finished b.Loop.
-func (bl *benchBaseline) record(b *testing.B) {
+// record adds the timing of b's finished b.Loop, whose CPU time cpu has
+// reported.
+func (bl *benchBaseline) record(b *testing.B, cpu *benchCPU) {
 	bl.elapsed += b.Elapsed()
+	bl.cpu += cpu.used
 	bl.n += b.N
 }
 
 // report reports the time per op of b's finished b.Loop divided by the
-// baseline's mean, as "x-baseline", when the baseline ran.
-func (bl *benchBaseline) report(b *testing.B) {
+// baseline's mean, as "x-baseline", and the same for CPU time, as
+// "cpu-x-baseline", when the baseline ran. On a shared machine whose fsync
+// latency swings, the CPU ratio is the steadier of the two.
+func (bl *benchBaseline) report(b *testing.B, cpu *benchCPU) {
 	if bl.n == 0 || b.N == 0 {
 		return
 	}
 	got := float64(b.Elapsed()) / float64(b.N)
 	b.ReportMetric(got/(float64(bl.elapsed)/float64(bl.n)), "x-baseline")
+	if bl.cpu > 0 {
+		b.ReportMetric((float64(cpu.used)/float64(b.N))/(float64(bl.cpu)/float64(bl.n)), "cpu-x-baseline")
+	}
 }
 
 // benchCPU meters the process's CPU time over a benchmark's timed loop.
@@ -249,9 +257,9 @@ func BenchmarkFoldCommit(b *testing.B) {
 				}
 				cpu.report()
 				if base.n == 100 {
-					baseline.record(b)
+					baseline.record(b, cpu)
 				} else {
-					baseline.report(b)
+					baseline.report(b, cpu)
 				}
 			})
 		}
@@ -305,7 +313,7 @@ func BenchmarkEventAppend(b *testing.B) {
 			}
 		}
 		cpu.report()
-		baseline.record(b)
+		baseline.record(b, cpu)
 	})
 	b.Run("durability=step", func(b *testing.B) {
 		in := openInst(b, testStore(b, nil), "bench")
@@ -335,7 +343,7 @@ func BenchmarkEventAppend(b *testing.B) {
 			}
 		}
 		cpu.report()
-		baseline.report(b)
+		baseline.report(b, cpu)
 	})
 }
 
@@ -384,7 +392,7 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 		cpu.report()
-		baseline.record(b)
+		baseline.record(b, cpu)
 	})
 	b.Run("open", func(b *testing.B) {
 		b.ReportAllocs()
@@ -402,6 +410,6 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 		cpu.report()
-		baseline.report(b)
+		baseline.report(b, cpu)
 	})
 }

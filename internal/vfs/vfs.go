@@ -19,7 +19,8 @@ type File interface {
 	io.Writer
 	io.Seeker
 	io.Closer
-	// Sync commits the file's contents (and size) to stable storage.
+	// Sync commits the file's contents and size to stable storage (on the
+	// operating system, with fdatasync where there is one).
 	Sync() error
 	// Truncate changes the file's size. It does not move the offset.
 	Truncate(size int64) error
@@ -57,8 +58,13 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if err != nil {
 		return nil, err // avoid a typed-nil File
 	}
-	return f, nil
+	return osFile{f}, nil
 }
+
+// osFile is an *os.File whose Sync is fdatasync where the system has it.
+type osFile struct{ *os.File }
+
+func (f osFile) Sync() error { return syncFile(f.File) }
 func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
 func (osFS) RemoveAll(name string) error                  { return os.RemoveAll(name) }
