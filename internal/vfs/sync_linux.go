@@ -24,7 +24,9 @@ func syncFile(f *os.File) error {
 			}
 		}
 	}); err != nil {
-		return err
+		// Control fails only on a closed file; say so as os.File.Sync
+		// would.
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: os.ErrClosed}
 	}
 	if serr != nil {
 		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}

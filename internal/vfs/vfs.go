@@ -65,6 +65,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 type osFile struct{ *os.File }
 
 func (f osFile) Sync() error { return syncFile(f.File) }
+
 func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
 func (osFS) RemoveAll(name string) error                  { return os.RemoveAll(name) }
