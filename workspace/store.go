@@ -27,7 +27,8 @@ var ErrLocked = errors.New("workspace: instance locked by another opener")
 // [Turn].
 var ErrClosed = errors.New("workspace: instance closed")
 
-// Durability says when the store forces writes to stable storage with fsync.
+// Durability says when the store forces writes to stable storage (fdatasync
+// on Linux, fsync elsewhere, and a sync of the directory after a rename).
 // A process crash never loses a write that returned; Durability is about
 // losing power or the kernel.
 type Durability int
