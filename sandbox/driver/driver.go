@@ -69,3 +69,28 @@ type Result struct {
 	// too much memory.
 	OOM bool
 }
+
+// Spec describes what a sandbox may do. Its zero value is the most
+// restrictive sandbox: no network, only the work directory writable, no
+// extra environment, the backend's default limits.
+//
+// A backend that cannot honour a field set to a non-zero value must refuse
+// the spec with an error wrapping errors.ErrUnsupported; it never ignores a
+// field.
+type Spec struct {
+	// Network allows the sandbox to reach the network.
+	Network bool
+	// Writable lists extra host directories the sandbox may write, mounted
+	// at the same path inside.
+	Writable []string
+	// Env is added to every command's environment.
+	Env map[string]string
+	// MemoryBytes caps the memory of the sandbox's processes; zero means
+	// the backend's default.
+	MemoryBytes int64
+	// PIDs caps the number of processes; zero means the backend's default.
+	PIDs int
+	// CPUs caps CPU time in cores (1.5 = one and a half); zero means the
+	// backend's default.
+	CPUs float64
+}

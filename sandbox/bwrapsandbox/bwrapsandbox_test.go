@@ -1,0 +1,134 @@
+package bwrapsandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockdev/paddock/internal/testenv"
+	"github.com/paddockdev/paddock/sandbox/driver"
+)
+
+var bg = context.Background()
+
+func newSandbox(t *testing.T, spec driver.Spec) *Sandbox {
+	t.Helper()
+	testenv.Need(t, "bwrap", Probe(bg, ""))
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	s, err := New(bg, dir, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(ctx context.Context, t *testing.T, s *Sandbox, env []string, script string) (*driver.Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := s.Exec(ctx, &driver.Command{Argv: []string{"/bin/sh", "-c", script}, Dir: "sub", Env: env, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out.String()
+}
+
+func TestExecIsolated(t *testing.T) {
+	t.Setenv("PADDOCK_HOST_SECRET", "leak-me")
+	s := newSandbox(t, driver.Spec{Env: map[string]string{"FROM_SPEC": "spec"}})
+	tests := []struct {
+		name, script, want string
+		code               int
+	}{
+		{"cwd and env", `pwd; echo "$GREETING $FROM_SPEC [$PADDOCK_HOST_SECRET]"`, "/workspace/sub\nhi spec []\n", 0},
+		{"exit code", `exit 7`, "", 7},
+		{"only loopback", `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`, "lo\n", 0},
+		{"host home hidden", `ls /root /home 2>/dev/null; echo done`, "done\n", 0},
+		{"system read-only", `touch /usr/x 2>/dev/null && echo wrote || echo refused`, "refused\n", 0},
+		{"own pid namespace", `echo $$`, "2\n", 0},
+		{"work dir writable", `echo data > f && cat f`, "data\n", 0},
+		{"private tmp", `ls -A /tmp | wc -l`, "0\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, out := run(bg, t, s, []string{"GREETING=hi"}, tt.script)
+			if out != tt.want || res.ExitCode != tt.code {
+				t.Errorf("output %q code %d, want %q code %d", out, res.ExitCode, tt.want, tt.code)
+			}
+		})
+	}
+	if data, err := os.ReadFile(filepath.Join(s.WorkDir(), "sub", "f")); err != nil || string(data) != "data\n" {
+		t.Errorf("write inside the sandbox is not in the work directory: %q %v", data, err)
+	}
+}
+
+func TestCancelKillsEverything(t *testing.T) {
+	s := newSandbox(t, driver.Spec{})
+	marker := fmt.Sprintf("1000.%d", time.Now().UnixNano()%1000000)
+	ctx, cancel := context.WithTimeout(bg, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, _ := run(ctx, t, s, nil, `sleep `+marker+` & setsid sleep `+marker+` & ( trap '' TERM; sleep `+marker+` ) & wait`)
+	if !res.Killed || time.Since(start) > 5*time.Second {
+		t.Errorf("killed=%v after %v", res.Killed, time.Since(start))
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := processesWith(marker)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived the cancel: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processesWith returns the pids of live processes whose command line
+// contains s.
+func processesWith(s string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(s)) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func TestSpecRefusals(t *testing.T) {
+	testenv.Need(t, "bwrap", Probe(bg, ""))
+	dir := t.TempDir()
+	for _, spec := range []driver.Spec{{MemoryBytes: 1 << 30}, {PIDs: 100}, {CPUs: 1}} {
+		if _, err := New(bg, dir, spec, nil); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("New(%+v) = %v, want ErrUnsupported", spec, err)
+		}
+	}
+	if _, err := New(bg, dir, driver.Spec{Writable: []string{"relative"}}, nil); err == nil {
+		t.Error("a relative writable path was accepted")
+	}
+	if err := Probe(bg, "/nonexistent/bwrap"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("Probe of a missing binary: %v", err)
+	}
+}
+
+func TestNetworkAllowed(t *testing.T) {
+	s := newSandbox(t, driver.Spec{Network: true})
+	_, out := run(bg, t, s, nil, `tail -n +3 /proc/net/dev | wc -l`)
+	if strings.TrimSpace(out) == "1" {
+		t.Errorf("with Network the sandbox still sees only loopback")
+	}
+}
