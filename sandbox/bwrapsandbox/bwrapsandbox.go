@@ -17,6 +17,9 @@
 // PID namespace; bwrap runs with --die-with-parent, so killing bwrap (which
 // Exec does when its context is done) kills them all.
 //
+// A command killed by signal N inside the sandbox is reported as exit
+// status 128+N: bubblewrap's init reports it so, as a shell does.
+//
 // It does not limit memory, CPU or the number of processes: a Spec that
 // asks for limits is refused with errors.ErrUnsupported. It does not hide
 // the kernel: a kernel exploit escapes it. Files the host can read in /usr
