@@ -12,7 +12,7 @@ import (
 type harness struct{}
 
 func (harness) New(t *testing.T, spec sandbox.Spec) *sandbox.Sandbox {
-	drv, err := dirsandbox.New(t.TempDir(), nil)
+	drv, err := dirsandbox.New(t.TempDir(), spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 }
 
 func (harness) NewBench(b *testing.B) *sandbox.Sandbox {
-	drv, err := dirsandbox.New(b.TempDir(), nil)
+	drv, err := dirsandbox.New(b.TempDir(), sandbox.Spec{Network: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/paddockdev/paddock/internal/proctree"
@@ -50,11 +51,22 @@ type Sandbox struct {
 }
 
 // New returns a sandbox whose work directory is dir, which must be an
-// existing directory.
-func New(dir string, opts *Options) (*Sandbox, error) {
+// existing directory. Since it isolates nothing, it honours only a spec
+// that asks for nothing it cannot give: spec.Network must be true (the
+// host's network is always reachable) and resource limits must be zero;
+// otherwise the error wraps errors.ErrUnsupported. spec.Env is added to
+// every command's environment; spec.Writable needs nothing (everything the
+// user can write is writable).
+func New(dir string, spec driver.Spec, opts *Options) (*Sandbox, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if !spec.Network {
+		return nil, fmt.Errorf("dirsandbox: cannot keep commands off the network (it isolates nothing); use bwrapsandbox or dockersandbox, or set Spec.Network: %w", errors.ErrUnsupported)
+	}
+	if spec.MemoryBytes != 0 || spec.PIDs != 0 || spec.CPUs != 0 {
+		return nil, fmt.Errorf("dirsandbox: resource limits (memory, pids, cpus): %w", errors.ErrUnsupported)
 	}
 	if o.EnvAllow == nil {
 		o.EnvAllow = DefaultEnvAllow
@@ -78,6 +90,9 @@ func New(dir string, opts *Options) (*Sandbox, error) {
 		if v := o.Getenv(k); v != "" {
 			s.base = append(s.base, k+"="+v)
 		}
+	}
+	for _, k := range sortedKeys(spec.Env) {
+		s.base = append(s.base, k+"="+spec.Env[k])
 	}
 	return s, nil
 }
@@ -117,6 +132,15 @@ func (s *Sandbox) Exec(ctx context.Context, cmd *driver.Command) (*driver.Result
 		return nil, fmt.Errorf("dirsandbox: %w", err)
 	}
 	return &driver.Result{ExitCode: res.ExitCode, Signal: res.Signal, Killed: res.Killed}, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // mergeEnv returns base overlaid by over (later entries win), without

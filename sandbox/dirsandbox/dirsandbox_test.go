@@ -28,7 +28,7 @@ func TestExec(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	host := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/u", "AWS_SECRET_ACCESS_KEY": "leak-me"}
-	s, err := New(dir, &Options{Getenv: func(k string) string { return host[k] }})
+	s, err := New(dir, driver.Spec{Network: true}, &Options{Getenv: func(k string) string { return host[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,12 @@ func TestExec(t *testing.T) {
 	if _, err := s.Exec(ctx, &driver.Command{Argv: []string{"true"}, Dir: "../..", Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("a working directory outside the sandbox: %v", err)
 	}
-	if _, err := New(filepath.Join(dir, "missing"), nil); err == nil {
+	if _, err := New(filepath.Join(dir, "missing"), driver.Spec{Network: true}, nil); err == nil {
 		t.Error("New on a missing directory succeeded")
+	}
+	for _, spec := range []driver.Spec{{}, {Network: true, MemoryBytes: 1 << 20}, {Network: true, PIDs: 10}, {Network: true, CPUs: 1}} {
+		if _, err := New(dir, spec, nil); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("New(%+v) = %v, want ErrUnsupported: dirsandbox cannot honour it", spec, err)
+		}
 	}
 }

@@ -55,8 +55,13 @@ type Options struct {
 
 var bg = context.Background()
 
-// Run runs the suite.
+// Run runs the suite. For a backend that is not Isolated, the suite asks
+// for Spec{Network: true}, the only network setting such a backend can
+// honour; otherwise for the zero Spec.
 func Run(t *testing.T, h Harness, opts Options) {
+	if !opts.Isolated {
+		h = networked{h}
+	}
 	t.Run("Exec", func(t *testing.T) { testExec(t, h, opts) })
 	t.Run("Streaming", func(t *testing.T) { testStreaming(t, h) })
 	t.Run("Truncation", func(t *testing.T) { testTruncation(t, h) })
@@ -70,6 +75,15 @@ func Run(t *testing.T, h Harness, opts Options) {
 		t.Run("HostHidden", func(t *testing.T) { testHostHidden(t, h) })
 		t.Run("NoNetwork", func(t *testing.T) { testNoNetwork(t, h) })
 	}
+}
+
+// networked asks the harness for network access whenever the suite asks
+// for the zero Spec.
+type networked struct{ Harness }
+
+func (n networked) New(t *testing.T, spec sandbox.Spec) *sandbox.Sandbox {
+	spec.Network = true
+	return n.Harness.New(t, spec)
 }
 
 func exec(t *testing.T, s *sandbox.Sandbox, req sandbox.ExecRequest) *sandbox.ExecResult {
