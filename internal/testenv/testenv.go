@@ -5,8 +5,11 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,4 +34,30 @@ func Need(t testing.TB, engine string, err error) {
 		t.Fatalf("%s is required (%s=%s) but unavailable: %v", engine, RequireEnv, os.Getenv(RequireEnv), err)
 	}
 	t.Skipf("skipping: %s unavailable (set %s=%s to make this a failure): %v", engine, RequireEnv, engine, err)
+}
+
+// ProcessesWith returns the pids of the live (not zombie) processes whose
+// command line contains marker, for tests that check no process of a tree
+// survived.
+func ProcessesWith(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

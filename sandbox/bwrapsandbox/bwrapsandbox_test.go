@@ -80,7 +80,7 @@ func TestCancelKillsEverything(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		left := processesWith(marker)
+		left := testenv.ProcessesWith(marker)
 		if len(left) == 0 {
 			break
 		}
@@ -89,24 +89,6 @@ func TestCancelKillsEverything(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// processesWith returns the pids of live processes whose command line
-// contains s.
-func processesWith(s string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(s)) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
 }
 
 func TestSpecRefusals(t *testing.T) {

@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockdev/paddock/internal/testenv"
 	"github.com/paddockdev/paddock/sandbox"
 )
 
@@ -223,29 +223,6 @@ func testInvalid(t *testing.T, h Harness) {
 	}
 }
 
-// alive returns the live processes whose command line contains marker.
-func alive(marker string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
-
 func testKill(t *testing.T, h Harness, cancel bool) {
 	s := h.New(t, sandbox.Spec{})
 	marker := fmt.Sprintf("31%d.5", time.Now().UnixNano()%1e9)
@@ -280,15 +257,13 @@ func testKill(t *testing.T, h Harness, cancel bool) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left := alive(marker)
+		left := testenv.ProcessesWith(marker)
 		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
 			for _, pid := range left {
-				if n, err := strconv.Atoi(pid); err == nil {
-					syscall.Kill(n, syscall.SIGKILL)
-				}
+				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			t.Fatalf("processes of the tree survived: %v", left)
 		}
