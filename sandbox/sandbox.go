@@ -80,6 +80,7 @@ func (s *Sandbox) WorkDir() string { return s.drv.WorkDir() }
 // Close releases the backend's resources; the work directory stays.
 func (s *Sandbox) Close(ctx context.Context) error {
 	var err error
+	s.filesOnce.Do(func() {}) // wait for a concurrent first use of the file tools
 	if s.files != nil {
 		err = s.files.Close()
 	}
