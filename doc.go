@@ -6,10 +6,10 @@
 //     and per-instance message logs that survive a crash at any byte:
 //     events are appended during a turn and folded into the base log at its
 //     end.
-//   - sandbox (planned): where a worker agent runs. A snapshot of chosen files
-//     (input/ baseline and work/ copy) and isolation backends (a plain
-//     directory, bubblewrap, Docker) behind one contract, with
-//     traversal-proof file tools.
+//   - [github.com/paddockdev/paddock/sandbox] (in progress): where a worker
+//     agent runs. A snapshot of chosen files (input/ baseline and work/ copy)
+//     and isolation backends (a plain directory and bubblewrap today, Docker
+//     next) behind one contract, with traversal-proof file tools.
 //   - proposal (planned): how a worker's change comes back: a git-compatible
 //     patch of input/ against work/, reviewed and applied to the project
 //     atomically.
