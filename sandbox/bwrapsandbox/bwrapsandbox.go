@@ -20,8 +20,16 @@
 // A command killed by signal N inside the sandbox is reported as exit
 // status 128+N: bubblewrap's init reports it so, as a shell does.
 //
-// It does not limit memory, CPU or the number of processes: a Spec that
-// asks for limits is refused with errors.ErrUnsupported. It does not hide
+// Spec.PIDs limits the processes and threads of a command (a fork bomb
+// stops there): the command starts under prlimit(1) with RLIMIT_NPROC set,
+// soft and hard, inside its own user namespace, where Linux (5.14 and
+// later) counts only that namespace's tasks and no process has the
+// capability to raise the limit. The kernel exempts uid 0 from that limit,
+// so New refuses PIDs, with the reason, when the host runs as root, when
+// prlimit is missing, or when the kernel is older.
+//
+// It does not limit memory or CPU: a Spec that asks for those is refused
+// with errors.ErrUnsupported (use dockersandbox). It does not hide
 // the kernel: a kernel exploit escapes it. Files the host can read in /usr
 // and /etc are readable inside.
 package bwrapsandbox
@@ -35,9 +43,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockdev/paddock/internal/proctree"
 	"github.com/paddockdev/paddock/sandbox/driver"
@@ -93,9 +104,10 @@ func probe(ctx context.Context, bwrap string) error {
 // Sandbox runs each command under bubblewrap. It implements driver.Sandbox
 // and is safe for concurrent use.
 type Sandbox struct {
-	bwrap string
-	dir   string
-	spec  driver.Spec
+	bwrap   string
+	prlimit string // set when spec.PIDs > 0
+	dir     string
+	spec    driver.Spec
 }
 
 // New returns a sandbox over the work directory dir with the rights of
@@ -110,8 +122,18 @@ func New(ctx context.Context, dir string, spec driver.Spec, opts *Options) (*San
 	if o.Bwrap == "" {
 		o.Bwrap = "bwrap"
 	}
-	if spec.MemoryBytes != 0 || spec.PIDs != 0 || spec.CPUs != 0 {
-		return nil, fmt.Errorf("bwrapsandbox: resource limits (memory, pids, cpus): %w", errors.ErrUnsupported)
+	if spec.MemoryBytes != 0 || spec.CPUs != 0 {
+		return nil, fmt.Errorf("bwrapsandbox: memory and CPU limits need cgroups, which this backend does not manage (use dockersandbox): %w", errors.ErrUnsupported)
+	}
+	if spec.PIDs < 0 {
+		return nil, fmt.Errorf("bwrapsandbox: PIDs limit %d is negative", spec.PIDs)
+	}
+	var prlimit string
+	if spec.PIDs > 0 {
+		var err error
+		if prlimit, err = pidsLimiter(); err != nil {
+			return nil, fmt.Errorf("bwrapsandbox: PIDs limit: %w", err)
+		}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -132,7 +154,7 @@ func New(ctx context.Context, dir string, spec driver.Spec, opts *Options) (*San
 		return nil, err
 	}
 	path, _ := exec.LookPath(o.Bwrap)
-	return &Sandbox{bwrap: path, dir: abs, spec: spec}, nil
+	return &Sandbox{bwrap: path, prlimit: prlimit, dir: abs, spec: spec}, nil
 }
 
 // WorkDir returns the host work directory.
@@ -201,14 +223,70 @@ func (s *Sandbox) args(cmd *driver.Command) []string {
 	for _, k := range keys {
 		args = append(args, "--setenv", k, env[k])
 	}
-	return append(append(args, "--"), cmd.Argv...)
+	args = append(args, "--")
+	if s.prlimit != "" {
+		n := strconv.Itoa(s.spec.PIDs)
+		args = append(args, s.prlimit, "--nproc="+n+":"+n, "--")
+	}
+	return append(args, cmd.Argv...)
 }
+
+// pidsLimiter returns the prlimit(1) binary that enforces Spec.PIDs, or
+// an error wrapping errors.ErrUnsupported that says why it cannot.
+func pidsLimiter() (string, error) {
+	if os.Geteuid() == 0 {
+		return "", fmt.Errorf("the kernel exempts uid 0 from RLIMIT_NPROC, so the limit would not bind a host running as root (run it as an unprivileged user, or use dockersandbox): %w", errors.ErrUnsupported)
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "", err
+	}
+	release := unix.ByteSliceToString(u.Release[:])
+	if !kernelAtLeast(release, 5, 14) {
+		return "", fmt.Errorf("kernel %s counts RLIMIT_NPROC per user, not per user namespace (needs 5.14 or later): %w", release, errors.ErrUnsupported)
+	}
+	path, err := exec.LookPath("prlimit")
+	if err != nil {
+		return "", fmt.Errorf("prlimit(1) not found (install util-linux): %w", errors.ErrUnsupported)
+	}
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return "", err
+	}
+	for _, d := range systemDirs {
+		if strings.HasPrefix(path, d+"/") {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("prlimit is %s, outside the system directories the sandbox sees: %w", path, errors.ErrUnsupported)
+}
+
+// kernelAtLeast reports whether a kernel release string such as
+// "6.1.0-18-amd64" is at least major.minor.
+func kernelAtLeast(release string, major, minor int) bool {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	digits := strings.IndexFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' })
+	if digits < 0 {
+		digits = len(parts[1])
+	}
+	mi, err2 := strconv.Atoi(parts[1][:digits])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// systemDirs are the host directories the sandbox sees read-only.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
 // systemArgs binds the host's system directories read-only, keeping the
 // merged-/usr symlinks (/bin -> usr/bin) as symlinks.
 func systemArgs() []string {
 	var args []string
-	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:

@@ -94,10 +94,13 @@ func TestCancelKillsEverything(t *testing.T) {
 func TestSpecRefusals(t *testing.T) {
 	testenv.Need(t, "bwrap", Probe(bg, ""))
 	dir := t.TempDir()
-	for _, spec := range []driver.Spec{{MemoryBytes: 1 << 30}, {PIDs: 100}, {CPUs: 1}} {
+	for _, spec := range []driver.Spec{{MemoryBytes: 1 << 30}, {CPUs: 1}, {PIDs: 10, MemoryBytes: 1 << 30}} {
 		if _, err := New(bg, dir, spec, nil); !errors.Is(err, errors.ErrUnsupported) {
 			t.Errorf("New(%+v) = %v, want ErrUnsupported", spec, err)
 		}
+	}
+	if _, err := New(bg, dir, driver.Spec{PIDs: -1}, nil); err == nil {
+		t.Error("a negative PIDs limit was accepted")
 	}
 	if _, err := New(bg, dir, driver.Spec{Writable: []string{"relative"}}, nil); err == nil {
 		t.Error("a relative writable path was accepted")
@@ -112,5 +115,47 @@ func TestNetworkAllowed(t *testing.T) {
 	_, out := run(bg, t, s, nil, `tail -n +3 /proc/net/dev | wc -l`)
 	if strings.TrimSpace(out) == "1" {
 		t.Errorf("with Network the sandbox still sees only loopback")
+	}
+}
+
+func TestKernelAtLeast(t *testing.T) {
+	for _, tt := range []struct {
+		release string
+		want    bool
+	}{
+		{"5.14.0", true}, {"5.13.19-generic", false}, {"6.1.0-18-amd64", true},
+		{"6.18.44-fc-v595", true}, {"4.19.0", false}, {"5.15", true}, {"5.14rc1", true},
+		{"10.0.0", true}, {"", false}, {"garbage", false}, {"x.y", false},
+	} {
+		if got := kernelAtLeast(tt.release, 5, 14); got != tt.want {
+			t.Errorf("kernelAtLeast(%q, 5, 14) = %v, want %v", tt.release, got, tt.want)
+		}
+	}
+}
+
+// TestPIDsLimit checks that the limit is exact: with bubblewrap's init and
+// the shell, a limit of 6 leaves room for 4 more processes, not 5.
+func TestPIDsLimit(t *testing.T) {
+	testenv.Need(t, "bwrap", Probe(bg, ""))
+	if _, err := pidsLimiter(); err != nil {
+		t.Skipf("PIDs limits unavailable here (TestUnprivileged runs this test as an unprivileged user): %v", err)
+	}
+	sb, err := New(bg, t.TempDir(), driver.Spec{PIDs: 6}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(sleeps int) string {
+		script := strings.Repeat("sleep 1 & ", sleeps) + "echo ok; wait"
+		var out strings.Builder
+		if _, err := sb.Exec(bg, &driver.Command{Argv: []string{"sh", "-c", script}, Stdout: &out, Stderr: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if out := run(4); out != "ok\n" {
+		t.Errorf("4 more processes under a limit of 6: %q, want ok", out)
+	}
+	if out := run(5); !strings.Contains(out, "fork") {
+		t.Errorf("5 more processes under a limit of 6 all started: %q", out)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,6 +52,15 @@ type Options struct {
 	// (bubblewrap and container runtimes report only the latter): the
 	// suite then accepts that form for a signal.
 	SignalsAsExitCodes bool
+	// PIDs is true for a backend that honours Spec.PIDs: the suite then
+	// runs a fork bomb under a small limit and checks that it stays under
+	// it, that the host can still start processes, and that the timeout
+	// kills it all. A backend that cannot limit processes skips the bomb:
+	// without a limit it would take the host down with it.
+	PIDs bool
+	// Memory is true for a backend that honours Spec.MemoryBytes: the
+	// suite then runs a memory bomb and expects the reason OutOfMemory.
+	Memory bool
 }
 
 var bg = context.Background()
@@ -69,6 +79,18 @@ func Run(t *testing.T, h Harness, opts Options) {
 	t.Run("TimeoutKillsTree", func(t *testing.T) { testKill(t, h, false) })
 	t.Run("CancelKillsTree", func(t *testing.T) { testKill(t, h, true) })
 	t.Run("OutputFlood", func(t *testing.T) { testFlood(t, h) })
+	t.Run("ForkBomb", func(t *testing.T) {
+		if !opts.PIDs {
+			t.Skip("the backend does not limit processes (Options.PIDs is false): a fork bomb would not be contained")
+		}
+		testForkBomb(t, h)
+	})
+	t.Run("MemoryBomb", func(t *testing.T) {
+		if !opts.Memory {
+			t.Skip("the backend does not limit memory (Options.Memory is false): a memory bomb would not be contained")
+		}
+		testMemoryBomb(t, h)
+	})
 	t.Run("FileTools", func(t *testing.T) { testFileTools(t, h) })
 	t.Run("EscapeCorpus", func(t *testing.T) { testEscapes(t, h) })
 	if opts.Isolated {
@@ -256,20 +278,7 @@ func testKill(t *testing.T, h Harness, cancel bool) {
 	if cancel && !strings.Contains(string(res.Stdout), "started") {
 		t.Errorf("output before the kill lost: %q", res.Stdout)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := testenv.ProcessesWith(marker)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("processes of the tree survived: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, marker)
 }
 
 // triggerWriter calls fire once, when token has been written.
@@ -301,6 +310,89 @@ func testFlood(t *testing.T, h Harness) {
 	}
 	if streamed.n.Load() < 64<<10 {
 		t.Errorf("only %d bytes streamed in a second of flood", streamed.n.Load())
+	}
+}
+
+func testForkBomb(t *testing.T, h Harness) {
+	const limit = 32
+	s := h.New(t, sandbox.Spec{PIDs: limit})
+	marker := fmt.Sprintf("bomb%d", time.Now().UnixNano()%1e9)
+	// Every shell of the bomb is a fork of the first one, so all of them
+	// carry the marker in their command line, seen from the host too.
+	script := fmt.Sprintf(`: %s; b() { b | b & }; b; sleep 100`, marker)
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	var peak int
+	var hostErr error
+	go func() {
+		defer close(sampled)
+		for i := 0; ; i++ {
+			peak = max(peak, len(testenv.ProcessesWith(marker)))
+			if i%10 == 5 && hostErr == nil {
+				// The host can still start processes.
+				hostErr = osexec.Command("true").Run()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	start := time.Now()
+	res, err := s.Exec(bg, sandbox.ExecRequest{Command: script, Timeout: 3 * time.Second, MaxOutput: 4096})
+	close(stop)
+	<-sampled
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the bomb's exec returned after %v", took)
+	}
+	if res.Reason != sandbox.TimedOut {
+		t.Errorf("reason %s, want %s: %s", res.Reason, sandbox.TimedOut, res.Stderr)
+	}
+	if hostErr != nil {
+		t.Errorf("the host could not start a process during the bomb: %v", hostErr)
+	}
+	// The bomb's shells are all the sandbox runs but its own init, so the
+	// peak is at most the limit (reaped-late zombies count against the
+	// limit but not here); more than a few show that the bomb went off.
+	if peak > limit || peak < 4 {
+		t.Errorf("peak of %d bomb processes under a limit of %d", peak, limit)
+	}
+	t.Logf("peak %d processes under a limit of %d", peak, limit)
+	waitGone(t, marker)
+}
+
+func testMemoryBomb(t *testing.T, h Harness) {
+	s := h.New(t, sandbox.Spec{MemoryBytes: 64 << 20})
+	// The shell keeps 256 MiB in a variable.
+	res := exec(t, s, sandbox.ExecRequest{Command: `x=$(head -c 268435456 /dev/zero | tr '\0' a); echo ${#x}`, Timeout: time.Minute})
+	if res.Reason != sandbox.OutOfMemory {
+		t.Errorf("reason %s (code %d), want %s: %s", res.Reason, res.ExitCode, sandbox.OutOfMemory, res.Stderr)
+	}
+	// The sandbox still works afterwards.
+	mustSucceed(t, s, "true")
+}
+
+// waitGone waits until no process carries marker, killing them and
+// failing the test after a few seconds.
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := testenv.ProcessesWith(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes survived: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
