@@ -10,11 +10,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
+
+// dirChunk is the most files of one directory a worker copies in a row.
+const dirChunk = 256
 
 // bufSize is the size of the copy buffers.
 const bufSize = 256 << 10
@@ -70,25 +75,39 @@ func (c *copier) copyAll(ctx context.Context, es []*entry, workers int) ([]resul
 			}
 		}
 	}()
+	// Workers take whole directories (in chunks): creating files in one
+	// directory from several threads serializes on its lock, and the
+	// waiting spins, which costs more than the parallelism gains.
+	slices.SortStableFunc(files, func(a, b int) int { return strings.Compare(es[a].dir, es[b].dir) })
+	var chunks [][]int
+	for start := 0; start < len(files); {
+		end := start + 1
+		for end < len(files) && end-start < dirChunk && es[files[end]].dir == es[files[start]].dir {
+			end++
+		}
+		chunks = append(chunks, files[start:end])
+		start = end
+	}
 	res := make([]result, len(es))
 	var next atomic.Int64
 	g, ctx := errgroup.WithContext(ctx)
-	for range min(workers, len(files)) {
+	for range min(workers, len(chunks)) {
 		g.Go(func() error {
 			h := sha256.New()
 			bp := bufPool.Get().(*[]byte)
 			defer bufPool.Put(bp)
 			for {
 				n := int(next.Add(1)) - 1
-				if n >= len(files) {
+				if n >= len(chunks) {
 					return nil
 				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				i := files[n]
-				if err := c.copyFile(es[i], &res[i], h, *bp); err != nil {
-					return err
+				for _, i := range chunks[n] {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					if err := c.copyFile(es[i], &res[i], h, *bp); err != nil {
+						return err
+					}
 				}
 			}
 		})

@@ -304,13 +304,15 @@ func (w *triggerWriter) Write(p []byte) (int, error) {
 func testFlood(t *testing.T, h Harness) {
 	s := h.New(t, sandbox.Spec{})
 	var streamed countWriter
-	res := exec(t, s, sandbox.ExecRequest{Command: "yes flood", Timeout: time.Second, MaxOutput: 4096, Stdout: &streamed})
+	marker := fmt.Sprintf("flood%d", time.Now().UnixNano()%1e9)
+	res := exec(t, s, sandbox.ExecRequest{Command: "yes " + marker, Timeout: time.Second, MaxOutput: 4096, Stdout: &streamed})
 	if res.Reason != sandbox.TimedOut || !res.Truncated || len(res.Stdout) > 4096+64 {
 		t.Errorf("reason %s truncated %v kept %d bytes", res.Reason, res.Truncated, len(res.Stdout))
 	}
 	if streamed.n.Load() < 64<<10 {
 		t.Errorf("only %d bytes streamed in a second of flood", streamed.n.Load())
 	}
+	waitGone(t, marker)
 }
 
 func testForkBomb(t *testing.T, h Harness) {
