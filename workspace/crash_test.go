@@ -116,6 +116,13 @@ func runWorkload(fsys *crashfs.FS, dur Durability) (ack, error) {
 			return a, err
 		}
 		acked := 0
+		// Staged before the steps, the state is logged at the first
+		// EndStep and again at the commit: crashes hit both writes.
+		if tw.ext != nil {
+			if err := turn.SetExtension("ext", tw.ext); err != nil {
+				return a, err
+			}
+		}
 		for _, step := range tw.steps {
 			if err := in.Emit(ctx, RuntimeEvent{Type: "step.started", TurnID: turn.ID(), Data: map[string]any{"auth": "Bearer " + canary}}); err != nil {
 				return a, err
@@ -133,11 +140,6 @@ func runWorkload(fsys *crashfs.FS, dur Durability) (ack, error) {
 			if dur.syncStep() {
 				acked += len(step) - map[bool]int{true: len(step)}[dur.syncEvent()]
 				a.events = acked
-			}
-		}
-		if tw.ext != nil {
-			if err := turn.SetExtension("ext", tw.ext); err != nil {
-				return a, err
 			}
 		}
 		if i == len(workloadTurns)-1 {

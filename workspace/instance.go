@@ -722,6 +722,10 @@ func (in *Instance) ResumeTurn(ctx context.Context) (*Turn, error) {
 	}
 	t.commitEvents(in.pending.Events)
 	for name, v := range in.pending.Extensions {
+		if t.logged == nil {
+			t.logged = map[string]json.RawMessage{}
+		}
+		t.logged[name] = v
 		t.ext[name] = v
 	}
 	in.pending = nil

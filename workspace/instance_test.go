@@ -646,3 +646,77 @@ func TestCorruptMetadataRebuilt(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// An extension state staged before EndStep is in the event log: a turn
+// recovered after a crash has it, including a state set back to the
+// committed value after a different one was logged.
+func TestPendingTurnKeepsLoggedExtension(t *testing.T) {
+	s := testStore(t, nil)
+	in := openInst(t, s, "k")
+	turn, err := in.BeginTurn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn.SetExtension("loop", 1)
+	if err := turn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	turn, err = in.BeginTurn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := turn.Append(ctx, Append(msg("a", ""))); err != nil {
+		t.Fatal(err)
+	}
+	turn.SetExtension("loop", 2)
+	turn.SetExtension("other", "x")
+	if err := turn.EndStep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	turn.SetExtension("other", "y") // staged, not logged: lost in the crash
+	in.Close()
+
+	in = openInst(t, s, "k")
+	p := in.Recovery().Pending
+	if p == nil {
+		t.Fatal("no pending turn")
+	}
+	if got := string(p.Extensions["loop"]) + " " + string(p.Extensions["other"]); got != `2 "x"` {
+		t.Errorf("recovered extension states %q, want 2 \"x\"", got)
+	}
+	turn, err = in.ResumeTurn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if ok, err := turn.Extension("loop", &n); !ok || err != nil || n != 2 {
+		t.Errorf("resumed turn's state %d, %v, %v; want 2", n, ok, err)
+	}
+	// Back to the committed value, logged over the different one.
+	turn.SetExtension("loop", 1)
+	if err := turn.EndStep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+
+	in = openInst(t, s, "k")
+	if got := string(in.Recovery().Pending.Extensions["loop"]); got != "1" {
+		t.Errorf("after setting back the committed value: %q, want 1", got)
+	}
+	turn, err = in.ResumeTurn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := turn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in = reopen(t, s, in)
+	if ok, _ := in.Extension("loop", &n); !ok || n != 1 {
+		t.Errorf("committed state %d, want 1", n)
+	}
+	var o string
+	if ok, _ := in.Extension("other", &o); !ok || o != "x" {
+		t.Errorf("committed other %q, want x", o)
+	}
+}

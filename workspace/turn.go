@@ -34,6 +34,7 @@ type Turn struct {
 	view        *msgList
 
 	ext      map[string]json.RawMessage // staged extension states
+	logged   map[string]json.RawMessage // staged states already in the event log
 	unsynced bool                       // events written since the last sync
 }
 
@@ -203,8 +204,10 @@ func (t *Turn) sync() error {
 }
 
 // EndStep marks the end of a step of the turn (a model call and its tool
-// calls). With DurabilityStep, the default, it syncs the event log, so the
-// step survives a power loss.
+// calls). It writes the extension states staged since the last step to the
+// event log, so a turn recovered after a crash has them (a host can keep the
+// state it needs to resume there), and with DurabilityStep, the default, it
+// syncs the event log, so the step survives a power loss.
 func (t *Turn) EndStep(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -214,10 +217,40 @@ func (t *Turn) EndStep(ctx context.Context) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
+	if err := t.logExtensions(); err != nil {
+		return err
+	}
 	if t.in.durable.syncStep() {
 		return t.sync()
 	}
 	return nil
+}
+
+// logExtensions writes the staged extension states that changed since they
+// were last logged to the event log, so that a turn recovered after a crash
+// has them (see [Instance.ResumeTurn]).
+func (t *Turn) logExtensions() error {
+	in := t.in
+	var buf []byte
+	for _, name := range sortedKeys(t.ext) {
+		v := t.ext[name]
+		if old, ok := t.logged[name]; ok && string(old) == string(v) {
+			continue
+		}
+		if len(buf) == 0 && in.eventsSize == 0 {
+			buf, _ = jsonl.Marshal(buf, eventRecord{Header: &fileHeader{schemaEvents, formatVersion}})
+		}
+		buf, _ = jsonl.Marshal(buf, eventRecord{Seq: in.nextSeq, Turn: t.id, Ext: &extRecord{name, v}})
+		in.nextSeq++
+		if t.logged == nil {
+			t.logged = map[string]json.RawMessage{}
+		}
+		t.logged[name] = v
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	return t.writeEvents(buf)
 }
 
 // Messages returns the messages as the turn sees them: the committed base
@@ -239,8 +272,10 @@ var ErrInvalidExtensionState = errors.New("workspace: extension state must be JS
 
 // SetExtension stages the named extension's state. The value is encoded as
 // JSON now (a func or channel anywhere in it is an error wrapping
-// ErrInvalidExtensionState) and written when the turn commits, atomically
-// with the turn's messages; a discarded turn drops it. A value equal to the
+// ErrInvalidExtensionState), logged with the turn's events at the next
+// [Turn.EndStep] (so a recovered turn has it), and written to its file
+// when the turn commits, atomically with the turn's messages; a discarded
+// turn drops it. A value equal to the
 // current state is not written at all. Names are 1 to 100 characters of
 // [A-Za-z0-9._-], starting with a letter or digit; the state lives in
 // extensions/<name>.json.
@@ -261,8 +296,11 @@ func (t *Turn) SetExtension(name string, v any) error {
 		t.ext = map[string]json.RawMessage{}
 	}
 	if cur, ok := t.in.ext[name]; ok && jsonEqual(cur.Value, b) {
-		delete(t.ext, name) // back to the committed value: nothing to write
-		return nil
+		if _, logged := t.logged[name]; !logged {
+			delete(t.ext, name) // back to the committed value: nothing to write
+			return nil
+		}
+		// A different state is in the event log: log this one over it.
 	}
 	t.ext[name] = b
 	return nil
