@@ -1,7 +1,9 @@
 // Package agent holds what an agent host needs around the model: profiles
 // that decide where an agent runs, the tools it may call (built on a
 // *sandbox.Sandbox, so a worker's tools act only in its sandbox), its system
-// prompt, and the small Model interface a loop drives.
+// prompt, the small Model interface, the reference [Loop] that composes them
+// with the approval hook and the workspace's message log, and [Orchestrate],
+// the orchestrator flow from a task to an applied, tested proposal.
 //
 // # Profiles and cwd
 //
@@ -42,7 +44,39 @@
 // and tool_result [Block]s, [ToolDef]s) with a [Response] (content, stop
 // reason, usage). The types map 1:1 onto the Anthropic Messages API.
 // [ScriptedModel] replays a list of responses, checking each request, for
-// tests and offline demos.
+// tests and offline demos. [AnthropicModel] asks the Anthropic Messages API
+// (ANTHROPIC_API_KEY), with tool use.
+//
+// # The loop
+//
+// [Loop] runs one agent turn by turn: model → the approval hook (every call
+// decided by its id: run, answered in place of running, waiting for a human,
+// or the turn aborted) → the tools, in the sandbox → every result back to
+// the model, rejections and replies included, so it learns what happened.
+// Each message is appended to the workspace instance as it comes, with a
+// durable step after each answer and each round of results; the turn is
+// committed when the model ends it.
+//
+//	loop := &agent.Loop{Model: model, Tools: tools, Instance: inst, Hook: hook, Cwd: cwd, System: prompt}
+//	res, err := loop.Run(ctx, "Make the tests pass.")
+//	if res.Status == agent.StatusPaused { // calls wait for a human: res.Pending
+//		res, err = loop.Resume(ctx, map[string]approval.Response{res.Pending[0].ID: {Kind: approval.Approve}})
+//	}
+//
+// A paused turn survives the process: its state is in the instance (the
+// [LoopExtension] extension, logged at each step), so after a restart a new
+// Loop over the reopened instance lists [Loop.Paused] and resumes the same
+// turn. The hook checks each decision against the call's digest, so a call
+// changed since it was put up for approval does not run.
+//
+// # Orchestration
+//
+// [Orchestrate] is seed 000's orchestrator flow as one call: prepare the
+// worker's sandbox from the chosen files, run the worker (its own instance,
+// profile, cwd, tools and prompt) until it ends its turn, receive its
+// HANDOFF, create and review the proposal, apply it (or reject it), run the
+// project's tests in a sandbox over the project, and log each stage to the
+// orchestrator's runtime events. examples/quickstart is this flow.
 //
 // # Errors
 //
@@ -52,12 +86,14 @@
 // input that fails validation (*[ValidationError], wrapping
 // [ErrInvalidInput]) and unknown tools into error results. Other errors
 // (context done, a broken sandbox) are the host's. [ErrNetworkDisabled],
-// [ErrScriptExhausted] and [ErrUnexpectedRequest] are the rest.
+// [ErrScriptExhausted] and [ErrUnexpectedRequest] are the rest. The loop
+// returns [ErrTurnPaused], [ErrNoPendingTurn] and [ErrMissingDecision], and
+// passes the model's, the store's and the hook's errors through, wrapped.
 //
 // # Concurrency
 //
-// Profiles are values. Tools, sets and ScriptedModel are safe for concurrent
-// use. Cancelling a tool's ctx kills the command it runs (the sandbox kills
+// Profiles are values. Tools, sets, ScriptedModel and AnthropicModel are
+// safe for concurrent use; a Loop drives one conversation and is not. Cancelling a tool's ctx kills the command it runs (the sandbox kills
 // the whole process tree) and the tool returns ctx's error.
 //
 // # Security

@@ -1,10 +1,11 @@
-// Command quickstart is paddock's main demo. It needs no Docker and no
-// network: it creates a project and a state root in a temporary directory,
+// Command workspace shows the workspace store on its own. It needs no
+// Docker and no network: it creates a project and a state root in a
+// temporary directory,
 // runs two turns of an agent conversation through the workspace store,
 // keeps an API key in the encrypted secret store, and shows that the key is
 // masked in the logs and that everything survives a reopen.
 //
-//	go run ./examples/quickstart
+//	go run ./examples/workspace
 package main
 
 import (
@@ -29,7 +30,7 @@ func main() {
 
 func run(w io.Writer) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "paddock-quickstart-")
+	tmp, err := os.MkdirTemp("", "paddock-workspace-")
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestQuickstart(t *testing.T) {
+func TestWorkspaceExample(t *testing.T) {
 	var out strings.Builder
 	if err := run(&out); err != nil {
 		t.Fatal(err)
