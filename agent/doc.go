@@ -24,7 +24,8 @@
 // field) and turns problems the model can fix into error results.
 //
 // [StandardTools] are execute_bash (through a [CommandGuard], where shell
-// safety analysis plugs in), read_file, write_file, edit_file and list_files;
+// safety analysis plugs in: [AnalyzerGuard] runs a safety.Analyzer and fails
+// closed), read_file, write_file, edit_file and list_files;
 // http_request only when the sandbox's spec allows network, limited to a
 // domain allow-list; web_search over a host's [Searcher].
 //
