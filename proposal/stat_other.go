@@ -1,0 +1,17 @@
+//go:build !linux
+
+package proposal
+
+import (
+	"os"
+	"time"
+)
+
+// lstatQuick returns a file's size, modification time and permission bits.
+func lstatQuick(name string) (size int64, mtime time.Time, perm uint32, err error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return 0, time.Time{}, 0, err
+	}
+	return fi.Size(), fi.ModTime(), uint32(fi.Mode().Perm()), nil
+}
