@@ -7,12 +7,18 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2
 )
 
-require golang.org/x/sync v0.24.0
+require (
+	github.com/bluekeyes/go-gitdiff v0.9.0
+	github.com/containerd/errdefs v1.0.0
+	github.com/moby/moby/api v1.56.1
+	github.com/moby/moby/client v0.6.2
+	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.47.0
+	mvdan.cc/sh/v3 v3.14.1
+)
 
 require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
-	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-connections v0.8.2 // indirect
@@ -21,8 +27,6 @@ require (
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
-	github.com/moby/moby/api v1.56.1 // indirect
-	github.com/moby/moby/client v0.6.2 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
@@ -30,6 +34,4 @@ require (
 	go.opentelemetry.io/otel v1.35.0 // indirect
 	go.opentelemetry.io/otel/metric v1.35.0 // indirect
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
