@@ -10,22 +10,28 @@
 // Killing the process group reaches every descendant that stays in it. A
 // descendant that calls setsid(2) or setpgid(2) leaves the group and is not
 // killed; only a PID namespace (bubblewrap's --unshare-pid, a container) or
-// a cgroup contains that. Run never waits for such a process: once the
-// leader has exited it closes the output pipes after WaitDelay.
+// a cgroup contains that. Run never waits long for such a process: once the
+// leader has exited and the rest of its group is killed, it waits at most
+// WaitDelay for the output pipes to close, then closes them.
 package proctree
 
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 // DefaultWaitDelay bounds how long Run waits for the output pipes to close
-// after the leader exits, when the caller sets no cmd.WaitDelay.
-const DefaultWaitDelay = 250 * time.Millisecond
+// after the leader exits and the rest of its group is killed, when the
+// caller sets no cmd.WaitDelay. Only a process that left the group can
+// hold them open that long.
+const DefaultWaitDelay = 2 * time.Second
 
 // Result is how the process ended.
 type Result struct {
@@ -43,9 +49,12 @@ type Result struct {
 // left in its group is killed too, so no process of the group outlives Run.
 // An error means the command could not be started or waited for.
 //
-// cmd's Stdout and Stderr are the caller's; if they are not *os.File, exec
-// copies into them from goroutines, and Run returns once those are done or
-// cmd.WaitDelay (default DefaultWaitDelay) has passed.
+// cmd's Stdout and Stderr are the caller's; if they are not *os.File, Run
+// copies into them from its own pipes and returns once the copies are done:
+// after the leader exits and the rest of the group is killed, every writer
+// of the pipes is gone, so nothing is lost however slowly the copies run.
+// Only a process that left the group keeps them open; Run closes them after
+// cmd.WaitDelay (default DefaultWaitDelay) then.
 func Run(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -55,10 +64,16 @@ func Run(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = DefaultWaitDelay
 	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	out, err := newOutputs(cmd)
+	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		out.abort()
+		return nil, err
+	}
+	out.started()
 	pid := cmd.Process.Pid
 	var killOnce sync.Once
 	killed := false
@@ -82,6 +97,7 @@ func Run(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 	close(done)
 	<-watcher
 	killTree(false) // the rest of the group, if any
+	out.wait(cmd.WaitDelay)
 
 	res := &Result{ExitCode: -1, Killed: killed, Duration: time.Since(start)}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
@@ -96,4 +112,114 @@ func Run(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 		return res, waitErr
 	}
 	return res, nil
+}
+
+// outputs are the pipes Run copies a command's output through, in place of
+// exec's: exec's copies end WaitDelay after the leader exits even when they
+// are only slow (a loaded machine, a slow writer), losing output. Run's
+// copies end at the end of the pipes; once the leader has exited, a read
+// that waits longer than WaitDelay for data ends them too (only a process
+// outside the group can still be writing then).
+type outputs struct {
+	readers []*os.File // Run's ends
+	writers []*os.File // the child's ends, closed once it has them
+	copies  sync.WaitGroup
+	copy    []func()
+	delay   atomic.Int64 // set when the leader has exited
+}
+
+func newOutputs(cmd *exec.Cmd) (*outputs, error) {
+	o := &outputs{}
+	pipe := func(w io.Writer) (*os.File, error) {
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		o.readers = append(o.readers, r)
+		o.writers = append(o.writers, pw)
+		o.copy = append(o.copy, func() {
+			defer o.copies.Done()
+			defer r.Close()
+			o.drain(r, w)
+		})
+		return pw, nil
+	}
+	if w := cmd.Stdout; w != nil {
+		if _, ok := w.(*os.File); !ok {
+			pw, err := pipe(w)
+			if err != nil {
+				return nil, err
+			}
+			cmd.Stdout = pw
+			if sameWriter(cmd.Stderr, w) {
+				cmd.Stderr = pw
+			}
+		}
+	}
+	if w := cmd.Stderr; w != nil {
+		if _, ok := w.(*os.File); !ok {
+			pw, err := pipe(w)
+			if err != nil {
+				o.abort()
+				return nil, err
+			}
+			cmd.Stderr = pw
+		}
+	}
+	return o, nil
+}
+
+// drain copies r into w until r ends. Once the leader has exited, each read
+// may wait at most the delay for data. After a write error it keeps reading
+// (and drops the data), so the command never blocks on a full pipe.
+func (o *outputs) drain(r *os.File, w io.Writer) {
+	buf := make([]byte, 32<<10)
+	var werr error
+	for {
+		if d := o.delay.Load(); d > 0 {
+			r.SetReadDeadline(time.Now().Add(time.Duration(d)))
+		}
+		n, err := r.Read(buf)
+		if n > 0 && werr == nil {
+			_, werr = w.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// sameWriter reports whether a and b are the same writer, as exec decides
+// to share one pipe (a writer type that cannot be compared is not).
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() { recover() }()
+	return a != nil && a == b
+}
+
+// started closes the child's ends and starts the copies.
+func (o *outputs) started() {
+	for _, w := range o.writers {
+		w.Close()
+	}
+	o.copies.Add(len(o.copy))
+	for _, f := range o.copy {
+		go f()
+	}
+}
+
+// abort closes everything when the command did not start.
+func (o *outputs) abort() {
+	for _, f := range append(o.readers, o.writers...) {
+		f.Close()
+	}
+}
+
+// wait bounds every further read by delay (including one waiting now) and
+// waits for the copies.
+func (o *outputs) wait(delay time.Duration) {
+	o.delay.Store(int64(delay))
+	for _, r := range o.readers {
+		r.SetReadDeadline(time.Now().Add(delay))
+	}
+	o.copies.Wait()
 }

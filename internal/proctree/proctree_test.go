@@ -143,3 +143,57 @@ func TestEscapedDescendantDoesNotBlockRun(t *testing.T) {
 		t.Errorf("killed=%v code=%d", res.Killed, res.ExitCode)
 	}
 }
+
+// slowWriter takes its time over every write, as a consumer on a loaded
+// machine may.
+type slowWriter struct{ n int }
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(50 * time.Millisecond)
+	w.n += len(p)
+	return len(p), nil
+}
+
+func TestSlowConsumerLosesNothing(t *testing.T) {
+	// The leader writes 256 KiB and exits once the last 64 KiB are in the
+	// pipe; copying those takes longer than WaitDelay, and nothing may be
+	// cut.
+	cmd := sh(`head -c 262144 /dev/zero; head -c 4096 /dev/zero >&2`)
+	var stdout, stderr slowWriter
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 20 * time.Millisecond
+	res, err := Run(ctx, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || stdout.n != 1<<18 || stderr.n != 4096 {
+		t.Errorf("exit %d, %d bytes of stdout (want %d), %d of stderr (want 4096)", res.ExitCode, stdout.n, 1<<18, stderr.n)
+	}
+}
+
+func TestSharedWriterAndFiles(t *testing.T) {
+	// One writer for both streams shares a pipe, as with exec; an
+	// *os.File is given to the child as it is.
+	cmd := sh(`echo out; echo err >&2`)
+	var both bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &both, &both
+	if _, err := Run(ctx, cmd); err != nil {
+		t.Fatal(err)
+	}
+	if got := both.String(); !strings.Contains(got, "out\n") || !strings.Contains(got, "err\n") {
+		t.Errorf("combined output %q", got)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = sh(`echo to-file`)
+	cmd.Stdout = f
+	if _, err := Run(ctx, cmd); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if b, _ := os.ReadFile(f.Name()); string(b) != "to-file\n" {
+		t.Errorf("file got %q", b)
+	}
+}
