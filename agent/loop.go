@@ -325,6 +325,8 @@ func (l *Loop) steps(ctx context.Context, st *loopState) (*TurnResult, error) {
 			return res, err
 		}
 		uses := msg.ToolUses()
+		l.emit(ctx, workspace.RuntimeEvent{Type: "step.completed", StepIndex: st.Steps,
+			Data: map[string]any{"stopReason": string(resp.StopReason), "toolCalls": len(uses), "inputTokens": resp.Usage.InputTokens, "outputTokens": resp.Usage.OutputTokens}})
 		if len(uses) == 0 {
 			if err := l.turn.EndStep(ctx); err != nil {
 				return res, err

@@ -154,6 +154,30 @@ func TestLoopEndToEnd(t *testing.T) {
 		if model.Remaining() != 0 {
 			t.Errorf("%d scripted steps left", model.Remaining())
 		}
+		// The runtime log has the turn, its steps and its tools.
+		rt, err := os.ReadFile(filepath.Join(env.inst.Dir(), "messages", "runtime-events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, line := range strings.Split(strings.TrimSpace(string(rt)), "\n") {
+			var rec struct {
+				R struct {
+					Event *struct {
+						Type string `json:"type"`
+					} `json:"event"`
+				} `json:"r"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("runtime event %q: %v", line, err)
+			}
+			if rec.R.Event != nil {
+				types = append(types, rec.R.Event.Type)
+			}
+		}
+		if got := strings.Join(types, " "); !strings.Contains(got, "turn.started step.completed tool.called tool.completed tool.called tool.completed step.completed turn.completed") {
+			t.Errorf("runtime events: %s", got)
+		}
 		// The next turn sees the history.
 		model2 := agent.NewScriptedModel(agent.Step{
 			Expect: agent.Expect{Check: func(r *agent.Request) error {
