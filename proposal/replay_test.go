@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,6 +59,35 @@ func TestReplayHistory(t *testing.T) {
 		t.Skipf("%s has %d commit(s); a replay needs a history", src, len(commits))
 	}
 	t.Logf("replaying %d commits of %s", len(commits), src)
+	st := replayCommits(t, src, commits, commits)
+	t.Logf("%d proposals applied: %s", st.applied, st)
+}
+
+// replayStats counts what a replay carried.
+type replayStats struct {
+	applied      int // proposals applied
+	files        map[Status]int
+	added, deled int // lines
+}
+
+func (s replayStats) String() string {
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(s.files)) {
+		parts = append(parts, fmt.Sprintf("%d %s", s.files[st], st))
+	}
+	return fmt.Sprintf("files %s; lines +%d -%d", strings.Join(parts, ", "), s.added, s.deled)
+}
+
+// replayCommits replays commits (oldest first) of the git repository src
+// through proposals and returns what they carried: the project starts as
+// git's tree of commits[0]; for each next commit a sandbox is prepared,
+// work/ is made git's tree of that commit (git archive), Create makes the
+// proposal, real git checks its patch against the project (git apply
+// --check), Apply brings it into the project, and the project must then be
+// that tree, byte for byte and mode for mode. labels[i] names commits[i] in
+// failure messages (a hash, or a release's version).
+func replayCommits(t *testing.T, src string, commits, labels []string) replayStats {
+	t.Helper()
 	root := t.TempDir()
 	project := filepath.Join(root, "project")
 	os.MkdirAll(project, 0o755)
@@ -67,13 +98,14 @@ func TestReplayHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	applied := 0
+	st := replayStats{files: map[Status]int{}}
 	for i, c := range commits[1:] {
+		step := fmt.Sprintf("%s -> %s", labels[i], labels[i+1])
 		run := fmt.Sprintf("r%04d", i)
 		sb, err := sandbox.Prepare(ctx, ws, run, "replay", sandbox.Selection{"."},
 			&sandbox.PrepareOptions{Symlinks: sandbox.CopySymlinksInside, Allow: []string{"node_modules", "dist"}, MaxFiles: -1, MaxBytes: -1})
 		if err != nil {
-			t.Fatalf("commit %s: prepare: %v", c, err)
+			t.Fatalf("%s: prepare: %v", step, err)
 		}
 		work := sb.Dirs().Work
 		if err := os.RemoveAll(work); err != nil {
@@ -84,23 +116,37 @@ func TestReplayHistory(t *testing.T) {
 		writeArchive(t, work, next)
 		p, err := Create(ctx, sb, &CreateOptions{Allow: []string{"node_modules", "dist"}})
 		if err != nil {
-			t.Fatalf("commit %s: create: %v", c, err)
+			t.Fatalf("%s: create: %v", step, err)
 		}
 		if len(p.Excluded) > 0 {
-			t.Fatalf("commit %s: excluded %v", c, p.Excluded)
+			t.Fatalf("%s: excluded %v", step, p.Excluded)
+		}
+		for _, f := range p.ChangedFiles {
+			st.files[f.Status]++
+			st.added += f.LinesAdded
+			st.deled += f.LinesDeleted
+		}
+		if len(p.ChangedFiles) > 0 {
+			patch, err := os.ReadFile(filepath.Join(sb.Dirs().Proposal, "changes.patch"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := tryGit(t, project, patch, "apply", "--check", "-"); err != nil {
+				t.Fatalf("%s: git apply --check refuses our patch: %v\n%s", step, err, out)
+			}
 		}
 		if _, err := Apply(ctx, ws, sb.Dirs().Proposal, nil); err != nil {
-			t.Fatalf("commit %s: apply: %v", c, err)
+			t.Fatalf("%s: apply: %v", step, err)
 		}
 		if diff := cmp.Diff(readTree(t, work), readTree(t, project)); diff != "" {
-			t.Fatalf("commit %s: project after Apply is not git's tree (-git +ours):\n%s", c, diff)
+			t.Fatalf("%s: project after Apply is not git's tree (-git +ours):\n%s", step, diff)
 		}
 		if err := sandbox.Destroy(ctx, ws, run, "replay"); err != nil {
 			t.Fatal(err)
 		}
-		applied++
+		st.applied++
 	}
-	t.Logf("%d proposals applied", applied)
+	return st
 }
 
 // archive returns the tar of commit's tree.
