@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paddockdev/paddock/internal/testenv"
 )
 
 // BenchmarkEvaluate measures Evaluate of a shell call against 1,000 rules
@@ -49,7 +51,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	var base float64
 	run := func(b *testing.B, e *Evaluator) float64 {
 		b.ReportAllocs()
-		start, cpu := time.Now(), cpuTime(b)
+		start, cpu := time.Now(), testenv.CPUTime(b)
 		n := 0
 		for b.Loop() {
 			if _, err := e.Evaluate(ctx, call); err != nil {
@@ -57,7 +59,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 			n++
 		}
-		b.ReportMetric(float64(cpuTime(b)-cpu)/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(testenv.CPUTime(b)-cpu)/float64(n), "cpu-ns/op")
 		return float64(time.Since(start).Nanoseconds()) / float64(n)
 	}
 	b.Run("no-rules", func(b *testing.B) { base = run(b, empty) })
@@ -75,7 +77,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		for i := range calls {
 			calls[i] = shellCall(fmt.Sprintf("git log --oneline -%d", i))
 		}
-		start, cpu := time.Now(), cpuTime(b)
+		start, cpu := time.Now(), testenv.CPUTime(b)
 		n := 0
 		for b.Loop() {
 			if _, err := full.Evaluate(ctx, calls[n%len(calls)]); err != nil {
@@ -83,7 +85,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 			n++
 		}
-		b.ReportMetric(float64(cpuTime(b)-cpu)/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(testenv.CPUTime(b)-cpu)/float64(n), "cpu-ns/op")
 		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n)/10000, "x-target")
 	})
 }

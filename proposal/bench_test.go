@@ -20,10 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/paddockdev/paddock/internal/testenv"
 	"github.com/paddockdev/paddock/sandbox"
 	"github.com/paddockdev/paddock/workspace"
 )
@@ -110,16 +110,6 @@ func (bl *baseline) report(b *testing.B, cpu time.Duration) {
 	}
 }
 
-// cpuTime returns the CPU time (user + system) of the process itself, or
-// of its waited-for children.
-func cpuTime(b *testing.B, who int) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(who, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchGit(b *testing.B, dir string, stdin []byte, okExit1 bool, args ...string) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -147,23 +137,23 @@ func BenchmarkCreate(b *testing.B) {
 	var bl baseline
 	b.Run("git-diff-no-index", func(b *testing.B) {
 		b.ReportAllocs()
-		c0 := cpuTime(b, syscall.RUSAGE_CHILDREN)
+		c0 := testenv.ChildrenCPUTime(b)
 		for b.Loop() {
 			benchGit(b, dir, nil, true, "diff", "--no-index", "--binary", "-M", "input", "work")
 		}
-		bl.record(b, cpuTime(b, syscall.RUSAGE_CHILDREN)-c0)
+		bl.record(b, testenv.ChildrenCPUTime(b)-c0)
 	})
 	b.Run("paddock", func(b *testing.B) {
 		b.ReportAllocs()
 		var p *Proposal
-		c0 := cpuTime(b, syscall.RUSAGE_SELF)
+		c0 := testenv.CPUTime(b)
 		for b.Loop() {
 			var err error
 			if p, err = Create(ctx, sb, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		bl.report(b, cpuTime(b, syscall.RUSAGE_SELF)-c0)
+		bl.report(b, testenv.CPUTime(b)-c0)
 		if len(p.ChangedFiles) != 100 {
 			b.Fatalf("%d changed files, want 100", len(p.ChangedFiles))
 		}
@@ -197,9 +187,9 @@ func BenchmarkApply(b *testing.B) {
 		b.ReportAllocs()
 		var cpu time.Duration
 		for b.Loop() {
-			c0 := cpuTime(b, syscall.RUSAGE_CHILDREN)
+			c0 := testenv.ChildrenCPUTime(b)
 			benchGit(b, ws.ProjectRoot, patch, false, "apply", "-")
-			cpu += cpuTime(b, syscall.RUSAGE_CHILDREN) - c0
+			cpu += testenv.ChildrenCPUTime(b) - c0
 			b.StopTimer()
 			benchGit(b, ws.ProjectRoot, patch, false, "apply", "-R", "-")
 			b.StartTimer()
@@ -215,11 +205,11 @@ func BenchmarkApply(b *testing.B) {
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {
-				c0 := cpuTime(b, syscall.RUSAGE_SELF)
+				c0 := testenv.CPUTime(b)
 				if _, err := Apply(ctx, ws, sb.Dirs().Proposal, &ApplyOptions{Durable: durable}); err != nil {
 					b.Fatal(err)
 				}
-				cpu += cpuTime(b, syscall.RUSAGE_SELF) - c0
+				cpu += testenv.CPUTime(b) - c0
 				b.StopTimer()
 				if _, err := ApplyPatch(ctx, ws, dry.Reverse, nil); err != nil {
 					b.Fatal(err)

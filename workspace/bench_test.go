@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/paddockdev/paddock/internal/jsonl"
+	"github.com/paddockdev/paddock/internal/testenv"
 )
 
 // benchData holds, for each role in benchRoles, the data of a typical short
@@ -166,34 +167,25 @@ type benchCPU struct {
 }
 
 func startCPU(b *testing.B) *benchCPU {
-	return &benchCPU{b: b, started: processCPU(b)}
+	return &benchCPU{b: b, started: testenv.CPUTime(b)}
 }
 
 func (c *benchCPU) pause() {
 	c.b.StopTimer()
-	c.used += processCPU(c.b) - c.started
+	c.used += testenv.CPUTime(c.b) - c.started
 }
 
 func (c *benchCPU) resume() {
-	c.started = processCPU(c.b)
+	c.started = testenv.CPUTime(c.b)
 	c.b.StartTimer()
 }
 
 // report reports the CPU time per op, after the loop.
 func (c *benchCPU) report() {
-	c.used += processCPU(c.b) - c.started
+	c.used += testenv.CPUTime(c.b) - c.started
 	if c.b.N > 0 {
 		c.b.ReportMetric(float64(c.used)/float64(c.b.N), "cpu-ns/op")
 	}
-}
-
-// processCPU returns the user and system CPU time of the process so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFoldCommit measures a turn of 10 appended messages, from

@@ -23,9 +23,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paddockdev/paddock/internal/testenv"
 )
 
 // benchFiles writes a Go-like file of n lines and a copy with edits
@@ -105,7 +106,7 @@ func BenchmarkUnified(b *testing.B) {
 			b.Run("diff", func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(size)
-				start := processCPU(b)
+				start := testenv.CPUTime(b)
 				for b.Loop() {
 					da, err := os.ReadFile(fa)
 					if err != nil {
@@ -119,7 +120,7 @@ func BenchmarkUnified(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				cpu := processCPU(b) - start
+				cpu := testenv.CPUTime(b) - start
 				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 				if baseN > 0 {
 					b.ReportMetric((float64(b.Elapsed())/float64(b.N))/(float64(base)/float64(baseN)), "x-baseline")
@@ -128,15 +129,6 @@ func BenchmarkUnified(b *testing.B) {
 			})
 		})
 	}
-}
-
-// processCPU returns the user and system CPU time of the process so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func fileSize(b *testing.B, name string) int64 {
