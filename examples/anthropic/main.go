@@ -16,7 +16,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/paddockdev/paddock/agent"
@@ -24,7 +23,6 @@ import (
 	"github.com/paddockdev/paddock/examples/internal/demo"
 	"github.com/paddockdev/paddock/proposal"
 	"github.com/paddockdev/paddock/sandbox"
-	"github.com/paddockdev/paddock/workspace"
 )
 
 // workerRules let the worker run the tests and edit in its sandbox; every
@@ -58,23 +56,12 @@ func main() {
 func run(ctx context.Context, w io.Writer, model agent.Model, approver approval.Approver, backendName string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	tmp, err := os.MkdirTemp("", "paddock-anthropic-")
+	world, err := demo.NewWorld("paddock-anthropic-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	project := filepath.Join(tmp, "project")
-	if err := demo.MakeProject(project); err != nil {
-		return err
-	}
-	paths, err := workspace.NewPaths(project, &workspace.PathsOptions{StateRoot: filepath.Join(tmp, "state")})
-	if err != nil {
-		return err
-	}
-	store, err := workspace.NewStore(paths, nil)
-	if err != nil {
-		return err
-	}
+	defer world.Close()
+	paths, store := world.Paths, world.Store
 	backend, why, err := demo.ChooseBackend(ctx, backendName)
 	if err != nil {
 		return err

@@ -55,27 +55,16 @@ example ask execute_bash: rm -rf .cache
 `
 
 func run(ctx context.Context, w io.Writer, approver approval.Approver, backendName string, keep bool) error {
-	tmp, err := os.MkdirTemp("", "paddock-quickstart-")
+	world, err := demo.NewWorld("paddock-quickstart-")
 	if err != nil {
 		return err
 	}
 	if keep {
-		fmt.Fprintf(w, "keeping %s\n", tmp)
+		fmt.Fprintf(w, "keeping %s\n", world.Dir)
 	} else {
-		defer os.RemoveAll(tmp)
+		defer world.Close()
 	}
-	project := filepath.Join(tmp, "project")
-	if err := demo.MakeProject(project); err != nil {
-		return err
-	}
-	paths, err := workspace.NewPaths(project, &workspace.PathsOptions{StateRoot: filepath.Join(tmp, "state")})
-	if err != nil {
-		return err
-	}
-	store, err := workspace.NewStore(paths, nil)
-	if err != nil {
-		return err
-	}
+	paths, store := world.Paths, world.Store
 	orch, err := store.Open(ctx, "orchestrator", &workspace.OpenOptions{AgentName: "orchestrator"})
 	if err != nil {
 		return err
@@ -86,7 +75,7 @@ func run(ctx context.Context, w io.Writer, approver approval.Approver, backendNa
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "project %s: `sh test.sh` fails; the orchestrator hands the fix to a worker\n", filepath.Base(project))
+	fmt.Fprintf(w, "project %s: `sh test.sh` fails; the orchestrator hands the fix to a worker\n", filepath.Base(paths.ProjectRoot))
 	fmt.Fprintf(w, "sandbox: %s\n", why)
 
 	ev := approval.NewEvaluator(nil)

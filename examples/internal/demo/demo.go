@@ -17,6 +17,7 @@ import (
 	"github.com/paddockdev/paddock/sandbox"
 	"github.com/paddockdev/paddock/sandbox/bwrapsandbox"
 	"github.com/paddockdev/paddock/sandbox/dirsandbox"
+	"github.com/paddockdev/paddock/workspace"
 )
 
 // The project: a calculator whose add subtracts, and its test.
@@ -66,6 +67,41 @@ func ChooseBackend(ctx context.Context, name string) (agent.Backend, string, err
 	}
 	return nil, "", fmt.Errorf("unknown backend %q: use auto, bwrap or dir", name)
 }
+
+// A World is the demo project and a state root in a temporary directory.
+type World struct {
+	Dir   string // the temporary directory
+	Paths workspace.Paths
+	Store *workspace.Store
+}
+
+// NewWorld makes the demo project (see MakeProject) and a workspace store
+// over it, in a new temporary directory named after prefix. Remove it with
+// Close.
+func NewWorld(prefix string) (*World, error) {
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	w := &World{Dir: tmp}
+	project := filepath.Join(tmp, "project")
+	if err := MakeProject(project); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if w.Paths, err = workspace.NewPaths(project, &workspace.PathsOptions{StateRoot: filepath.Join(tmp, "state")}); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if w.Store, err = workspace.NewStore(w.Paths, nil); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Close removes the world's directory.
+func (w *World) Close() error { return os.RemoveAll(w.Dir) }
 
 // MakeProject writes the demo project (a calculator whose add subtracts,
 // and its test) into dir, as a git repository when git is installed.
