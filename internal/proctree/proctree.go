@@ -22,9 +22,10 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultWaitDelay bounds how long Run waits for the output pipes to close
@@ -117,15 +118,15 @@ func Run(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 // outputs are the pipes Run copies a command's output through, in place of
 // exec's: exec's copies end WaitDelay after the leader exits even when they
 // are only slow (a loaded machine, a slow writer), losing output. Run's
-// copies end at the end of the pipes; once the leader has exited, a read
-// that waits longer than WaitDelay for data ends them too (only a process
-// outside the group can still be writing then).
+// copies end at the end of the pipes. Once the leader has exited and the
+// group is killed, a pipe whose writers are all gone is read to its end
+// however slowly; a pipe still held open WaitDelay later (by a process that
+// left the group) is closed, whatever that process still writes.
 type outputs struct {
 	readers []*os.File // Run's ends
 	writers []*os.File // the child's ends, closed once it has them
 	copies  sync.WaitGroup
 	copy    []func()
-	delay   atomic.Int64 // set when the leader has exited
 }
 
 func newOutputs(cmd *exec.Cmd) (*outputs, error) {
@@ -169,16 +170,12 @@ func newOutputs(cmd *exec.Cmd) (*outputs, error) {
 	return o, nil
 }
 
-// drain copies r into w until r ends. Once the leader has exited, each read
-// may wait at most the delay for data. After a write error it keeps reading
-// (and drops the data), so the command never blocks on a full pipe.
+// drain copies r into w until r ends. After a write error it keeps
+// reading (and drops the data), so the command never blocks on a full pipe.
 func (o *outputs) drain(r *os.File, w io.Writer) {
 	buf := make([]byte, 32<<10)
 	var werr error
 	for {
-		if d := o.delay.Load(); d > 0 {
-			r.SetReadDeadline(time.Now().Add(time.Duration(d)))
-		}
 		n, err := r.Read(buf)
 		if n > 0 && werr == nil {
 			_, werr = w.Write(buf[:n])
@@ -214,12 +211,41 @@ func (o *outputs) abort() {
 	}
 }
 
-// wait bounds every further read by delay (including one waiting now) and
-// waits for the copies.
+// wait waits for the copies. A pipe that still has a writer after delay
+// (a process outside the group) is closed; the others are read to their end.
 func (o *outputs) wait(delay time.Duration) {
-	o.delay.Store(int64(delay))
+	deadline := time.Now().Add(delay)
 	for _, r := range o.readers {
-		r.SetReadDeadline(time.Now().Add(delay))
+		if !hungUp(r, time.Until(deadline)) {
+			r.SetReadDeadline(time.Now())
+		}
 	}
 	o.copies.Wait()
+}
+
+// hungUp reports whether every writer of the pipe r has closed it, waiting
+// up to d for that. Polling for no event waits for the hang-up alone, even
+// while data is still buffered. A pipe already closed by its copy counts as
+// hung up.
+func hungUp(r *os.File, d time.Duration) bool {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return true
+	}
+	hup := true
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			ms := int(max(d, 0) / time.Millisecond)
+			start := time.Now()
+			fds := []unix.PollFd{{Fd: int32(fd)}}
+			n, err := unix.Poll(fds, ms)
+			if err == unix.EINTR {
+				d -= time.Since(start)
+				continue
+			}
+			hup = err != nil || n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+			return
+		}
+	})
+	return cerr != nil || hup
 }

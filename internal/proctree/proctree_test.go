@@ -197,3 +197,51 @@ func TestSharedWriterAndFiles(t *testing.T) {
 		t.Errorf("file got %q", b)
 	}
 }
+
+func TestEscapedFloodingWriterDoesNotBlockRun(t *testing.T) {
+	// A process that left the group keeps writing to stdout without end:
+	// Run returns about WaitDelay after the leader, not when it stops.
+	script := `setsid sh -c 'echo $$; exec yes' & sleep 0.2; exit 0`
+	cmd := sh(script)
+	var mu sync.Mutex
+	var first []byte
+	cmd.Stdout = writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(first) < 64 {
+			first = append(first, p[:min(len(p), 64)]...)
+		}
+		return len(p), nil
+	})
+	cmd.WaitDelay = 200 * time.Millisecond
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := Run(ctx, cmd); err != nil {
+			t.Error(err)
+		}
+	}()
+	var pid int
+	defer func() {
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		pid, _ = strconv.Atoi(strings.SplitN(string(first), "\n", 2)[0])
+		mu.Unlock()
+		syscall.Kill(pid, syscall.SIGKILL)
+		<-done
+		t.Fatal("Run did not return while a process outside its group kept writing")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Run took %v", d)
+	}
+	mu.Lock()
+	pid, _ = strconv.Atoi(strings.SplitN(string(first), "\n", 2)[0])
+	mu.Unlock()
+}
