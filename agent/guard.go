@@ -41,12 +41,13 @@ func (g AnalyzerGuard) CheckCommand(ctx context.Context, command, dir string) er
 	if err != nil {
 		return fmt.Errorf("the safety analysis failed (%v), so the command was not run", err)
 	}
-	if v.Risk.Severity() >= refuse.Severity() {
+	risk := safety.Low.Max(v.Risk) // a missing or invalid risk counts as unknown
+	if risk.Severity() >= refuse.Severity() {
 		reason := strings.Join(v.Reasons, "; ")
 		if reason == "" {
 			reason = string(v.Category)
 		}
-		return fmt.Errorf("judged %s risk (%s); run something safer or ask the user", v.Risk, reason)
+		return fmt.Errorf("judged %s risk (%s); run something safer or ask the user", risk, reason)
 	}
 	return nil
 }

@@ -11,6 +11,13 @@ import (
 	"github.com/paddockdev/paddock/sandbox"
 )
 
+// blankAnalyzer returns a verdict with no risk and no error.
+type blankAnalyzer struct{}
+
+func (blankAnalyzer) Analyze(context.Context, safety.Call) (safety.Verdict, error) {
+	return safety.Verdict{}, nil
+}
+
 type failingAnalyzer struct{}
 
 func (failingAnalyzer) Analyze(context.Context, safety.Call) (safety.Verdict, error) {
@@ -44,6 +51,9 @@ func TestAnalyzerGuard(t *testing.T) {
 	}
 	if err := (agent.AnalyzerGuard{Analyzer: safety.NewShellAnalyzer(nil), Refuse: safety.High}).CheckCommand(ctx, "$CMD --flag", "."); err != nil {
 		t.Errorf("Refuse high: a dynamic command name was refused: %v", err)
+	}
+	if err := (agent.AnalyzerGuard{Analyzer: blankAnalyzer{}}).CheckCommand(ctx, "ls", "."); err == nil {
+		t.Error("a verdict without a risk let the command run")
 	}
 	if err := (agent.AnalyzerGuard{}).CheckCommand(ctx, "ls", "."); err == nil {
 		t.Error("no analyzer let the command run")
