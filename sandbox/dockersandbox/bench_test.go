@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,22 +99,46 @@ func rawExec(ctx context.Context, cli *client.Client, container string, argv []s
 	}
 }
 
-// BenchmarkEnsureCold measures EnsureContainer of a new container: create
-// and start (its removal is not timed).
+// BenchmarkEnsureCold measures EnsureContainer of a new container (create
+// and start; removal is not timed) beside the docker CLI's `docker run -d`
+// of the same image (the baseline).
 func BenchmarkEnsureCold(b *testing.B) {
 	eng, image := engine(b)
 	dir := b.TempDir()
-	i := 0
-	for b.Loop() {
-		i++
-		c, err := eng.EnsureContainer(bg, dockersandbox.Config{Key: fmt.Sprintf("bench-cold-%d-%d", time.Now().UnixNano(), i), Image: image, WorkDir: dir})
-		if err != nil {
-			b.Fatal(err)
+	var base float64
+	b.Run("docker-cli", func(b *testing.B) {
+		if _, err := exec.LookPath("docker"); err != nil {
+			b.Skip("no docker CLI for the baseline")
 		}
-		b.StopTimer()
-		if err := eng.Remove(bg, c.Name); err != nil {
-			b.Fatal(err)
+		for b.Loop() {
+			out, err := exec.Command("docker", "run", "-d", "--network", "none", "--read-only", image, "sleep", "100000").Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if out, err := exec.Command("docker", "rm", "-f", strings.TrimSpace(string(out))).CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+			b.StartTimer()
 		}
-		b.StartTimer()
-	}
+		base = float64(b.Elapsed()) / float64(b.N)
+	})
+	b.Run("ensure", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			c, err := eng.EnsureContainer(bg, dockersandbox.Config{Key: fmt.Sprintf("bench-cold-%d-%d", time.Now().UnixNano(), i), Image: image, WorkDir: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if err := eng.Remove(bg, c.Name); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		if base > 0 {
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/base, "x-cli")
+		}
+	})
 }

@@ -602,9 +602,22 @@ func testNoNetwork(t *testing.T, h Harness) {
 
 // RunBenchmarks runs the benchmarks every backend shares: the round trip of
 // an Exec of `true`, and a write and read back of a 1 MiB file through the
-// file tools.
+// file tools, each beside the same operation on the host without a sandbox
+// (the baseline; the sandbox's sub-benchmark reports x-baseline).
 func RunBenchmarks(b *testing.B, h BenchHarness) {
-	b.Run("exec-true", func(b *testing.B) {
+	// Each operation runs first on the host, unsandboxed (the baseline),
+	// then through the sandbox, which reports its ratio as x-baseline.
+	perOp := func(b *testing.B) float64 { return float64(b.Elapsed()) / float64(b.N) }
+	var execBase float64
+	b.Run("exec-true/host", func(b *testing.B) {
+		for b.Loop() {
+			if err := osexec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		execBase = perOp(b)
+	})
+	b.Run("exec-true/sandbox", func(b *testing.B) {
 		s := h.NewBench(b)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -613,10 +626,27 @@ func RunBenchmarks(b *testing.B, h BenchHarness) {
 				b.Fatalf("%v %+v", err, res)
 			}
 		}
+		if execBase > 0 {
+			b.ReportMetric(perOp(b)/execBase, "x-baseline")
+		}
 	})
-	b.Run("write-read-1MiB", func(b *testing.B) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	var ioBase float64
+	b.Run("write-read-1MiB/host", func(b *testing.B) {
+		name := filepath.Join(b.TempDir(), "bench.bin")
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if err := os.WriteFile(name, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if got, err := os.ReadFile(name); err != nil || len(got) != len(data) {
+				b.Fatalf("%d bytes, %v", len(got), err)
+			}
+		}
+		ioBase = perOp(b)
+	})
+	b.Run("write-read-1MiB/sandbox", func(b *testing.B) {
 		s := h.NewBench(b)
-		data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -627,6 +657,9 @@ func RunBenchmarks(b *testing.B, h BenchHarness) {
 			if err != nil || len(got) != len(data) {
 				b.Fatalf("%d bytes, %v", len(got), err)
 			}
+		}
+		if ioBase > 0 {
+			b.ReportMetric(perOp(b)/ioBase, "x-baseline")
 		}
 	})
 }
