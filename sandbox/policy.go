@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/paddockdev/paddock/internal/linkres"
 )
 
 // A Selection lists what [Prepare] copies: patterns relative to the project
@@ -203,78 +206,22 @@ func (b blocker) blocked(rel string) string {
 
 // A linkLookup describes one path of a tree to [resolveLink]: whether it
 // exists, whether it is a directory, and the target of a symbolic link.
-type linkLookup func(rel string) (exists, dir bool, target string, isLink bool)
-
-// maxLinkHops bounds the symbolic links one resolution follows, like the
-// kernel's ELOOP limit.
-const maxLinkHops = 40
+type linkLookup = linkres.Lookup
 
 // resolveLink resolves the target of the symbolic link at rel, from rel's
-// directory, following further links through lookup, as the kernel would.
-// It returns the resolved path relative to the root and whether every
-// element of it exists. An error wrapping [ErrPathEscape] means the target
-// leaves the root (an absolute target, or ".." above the root); other errors
-// are loops.
+// directory, following further links through lookup, as the kernel would
+// (see [linkres.Resolve]). It returns the resolved path relative to the
+// root and whether every element of it exists. An error wrapping
+// [ErrPathEscape] means the target leaves the root (an absolute target, or
+// ".." above the root); other errors are loops. A ".." after a missing
+// name is not found, without an error.
 func resolveLink(rel, target string, lookup linkLookup) (resolved string, found bool, err error) {
-	hops := 0
-	var walk func(base []string, target string) ([]string, bool, error)
-	walk = func(base []string, target string) ([]string, bool, error) {
-		if target == "" {
-			return nil, false, nil // ENOENT, as the kernel says
-		}
-		if path.IsAbs(target) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.IndexByte(target, '\\') >= 0 {
-			return nil, false, ErrPathEscape
-		}
-		cur := slices.Clone(base)
-		elems := strings.Split(target, "/")
-		for i, e := range elems {
-			switch e {
-			case "", ".":
-				continue
-			case "..":
-				if len(cur) == 0 {
-					return nil, false, ErrPathEscape
-				}
-				cur = cur[:len(cur)-1]
-				continue
-			}
-			cur = append(cur, e)
-			exists, dir, link, isLink := lookup(strings.Join(cur, "/"))
-			switch {
-			case !exists:
-				// Keep walking lexically only to detect an escape.
-				rest := path.Clean(strings.Join(append(slices.Clone(cur), elems[i+1:]...), "/"))
-				if rest == ".." || strings.HasPrefix(rest, "../") {
-					return nil, false, ErrPathEscape
-				}
-				for _, r := range elems[i+1:] {
-					if r == ".." {
-						// Unknown ground: ".." after a missing name may
-						// mean anything once the name appears.
-						return nil, false, nil
-					}
-				}
-				return cur, false, nil
-			case isLink:
-				if hops++; hops > maxLinkHops {
-					return nil, false, fmt.Errorf("too many levels of symbolic links")
-				}
-				var found bool
-				var err error
-				cur, found, err = walk(cur[:len(cur)-1], link)
-				if err != nil || !found {
-					return cur, false, err
-				}
-			case !dir && i < len(elems)-1:
-				return cur, false, nil
-			}
-		}
-		return cur, true, nil
+	resolved, found, err = linkres.Resolve(rel, target, lookup)
+	switch {
+	case errors.Is(err, linkres.ErrEscape):
+		return "", false, ErrPathEscape
+	case errors.Is(err, linkres.ErrUnknown):
+		return "", false, nil
 	}
-	dir := strings.Split(path.Dir(rel), "/")
-	if path.Dir(rel) == "." {
-		dir = nil
-	}
-	res, found, err := walk(dir, target)
-	return strings.Join(res, "/"), found, err
+	return resolved, found, err
 }

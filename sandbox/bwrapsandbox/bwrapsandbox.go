@@ -201,14 +201,7 @@ func (s *Sandbox) args(cmd *driver.Command) []string {
 	}
 	args = append(args, "--bind", s.dir, Workdir, "--chdir", filepath.Join(Workdir, filepath.FromSlash(cmd.Dir)))
 	args = append(args, "--clearenv")
-	env := map[string]string{}
-	for _, kv := range cmd.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	for k, v := range s.spec.Env {
-		env[k] = v
-	}
+	env := driver.Environ(s.spec.Env, cmd.Env)
 	if _, ok := env["PATH"]; !ok {
 		env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 	}

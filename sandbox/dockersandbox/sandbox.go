@@ -162,17 +162,11 @@ func (s *Sandbox) Close(ctx context.Context) error {
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// environ returns the command's environment: cmd.Env, then the spec's Env,
-// PATH (with PathPrepend) and HOME when missing, and the exec marker.
+// environ returns the command's environment: the spec's Env with cmd.Env
+// over it, PATH (with PathPrepend) and HOME when missing, and the exec
+// marker.
 func (s *Sandbox) environ(cmd *driver.Command, marker string) []string {
-	env := map[string]string{}
-	for _, kv := range cmd.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	for k, v := range s.env {
-		env[k] = v
-	}
+	env := driver.Environ(s.env, cmd.Env)
 	if _, ok := env["PATH"]; !ok {
 		env["PATH"] = defaultPath
 	}

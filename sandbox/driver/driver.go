@@ -10,6 +10,7 @@ package driver
 import (
 	"context"
 	"io"
+	"strings"
 	"syscall"
 )
 
@@ -83,7 +84,8 @@ type Spec struct {
 	// Writable lists extra host directories the sandbox may write, mounted
 	// at the same path inside.
 	Writable []string
-	// Env is added to every command's environment.
+	// Env is added to every command's environment, under the command's
+	// own Env: a key in both takes the command's value (see Environ).
 	Env map[string]string
 	// MemoryBytes caps the memory of the sandbox's processes; zero means
 	// the backend's default.
@@ -93,4 +95,18 @@ type Spec struct {
 	// CPUs caps CPU time in cores (1.5 = one and a half); zero means the
 	// backend's default.
 	CPUs float64
+}
+
+// Environ is a command's environment as a backend builds it: spec's Env,
+// then the command's Env over it (a key in both takes the command's value).
+func Environ(spec map[string]string, cmd []string) map[string]string {
+	env := make(map[string]string, len(spec)+len(cmd))
+	for k, v := range spec {
+		env[k] = v
+	}
+	for _, kv := range cmd {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
 }

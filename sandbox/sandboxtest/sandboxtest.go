@@ -73,6 +73,7 @@ func Run(t *testing.T, h Harness, opts Options) {
 		h = networked{h}
 	}
 	t.Run("Exec", func(t *testing.T) { testExec(t, h, opts) })
+	t.Run("SpecEnv", func(t *testing.T) { testSpecEnv(t, h) })
 	t.Run("Streaming", func(t *testing.T) { testStreaming(t, h) })
 	t.Run("Truncation", func(t *testing.T) { testTruncation(t, h) })
 	t.Run("InvalidRequests", func(t *testing.T) { testInvalid(t, h) })
@@ -183,6 +184,16 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 		w.seen = time.Now()
 	}
 	return len(p), nil
+}
+
+// testSpecEnv checks that Spec.Env reaches every command and that the
+// request's Env wins over it for a key in both.
+func testSpecEnv(t *testing.T, h Harness) {
+	s := h.New(t, sandbox.Spec{Env: map[string]string{"PADDOCK_A": "spec-a", "PADDOCK_B": "spec-b"}})
+	res := exec(t, s, sandbox.ExecRequest{Command: `echo "$PADDOCK_A $PADDOCK_B"`, Env: map[string]string{"PADDOCK_B": "req-b"}})
+	if got := string(res.Stdout); got != "spec-a req-b\n" {
+		t.Errorf("environment %q, want %q", got, "spec-a req-b\n")
+	}
 }
 
 func testStreaming(t *testing.T, h Harness) {
