@@ -53,7 +53,7 @@ func TestGitHead(t *testing.T) {
 	ctx := context.Background()
 	check := func(name, want string) {
 		t.Helper()
-		got, err := gitHead(ctx, p)
+		got, err := GitHead(ctx, p)
 		if err != nil || got != want {
 			t.Errorf("%s: gitHead = %q, %v; want %q (git rev-parse HEAD)", name, got, err, want)
 		}
@@ -81,7 +81,7 @@ func TestGitHead(t *testing.T) {
 	// A worktree has a .git file and shares refs through commondir.
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, p, "worktree", "add", "-q", "-b", "side", wt, "HEAD~1")
-	got, err := gitHead(ctx, wt)
+	got, err := GitHead(ctx, wt)
 	if want := git(t, wt, "rev-parse", "HEAD"); err != nil || got != want {
 		t.Errorf("worktree: gitHead = %q, %v; want %q", got, err, want)
 	}
@@ -95,7 +95,7 @@ func TestGitHead(t *testing.T) {
 	if want := git(t, p, "rev-parse", "HEAD"); sub.Manifest().Base.GitHead != want {
 		t.Errorf("manifest base.gitHead = %q, want %q", sub.Manifest().Base.GitHead, want)
 	}
-	got, err = gitHead(ctx, filepath.Join(p, "sub"))
+	got, err = GitHead(ctx, filepath.Join(p, "sub"))
 	if want := git(t, p, "rev-parse", "HEAD"); err != nil || got != want {
 		t.Errorf("subdirectory: gitHead = %q, %v; want %q", got, err, want)
 	}

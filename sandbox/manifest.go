@@ -101,13 +101,13 @@ func readManifest(name string) (*Manifest, error) {
 	return &m, nil
 }
 
-// gitHead returns the commit HEAD points to in the git repository holding
+// GitHead returns the commit HEAD points to in the git repository holding
 // dir, or "" when there is none (no repository, a HEAD that is not valid, or
 // a branch without commits). It reads the repository's files (HEAD, loose
 // refs, packed-refs, and .git files of worktrees and submodules), so git
 // need not be installed; only for the reftable ref format, which cannot be
 // read that simply, does it run "git rev-parse HEAD" when git is on PATH.
-func gitHead(ctx context.Context, dir string) (string, error) {
+func GitHead(ctx context.Context, dir string) (string, error) {
 	gitDir, err := findGitDir(dir)
 	if err != nil || gitDir == "" {
 		return "", err

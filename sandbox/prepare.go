@@ -209,7 +209,7 @@ func Prepare(ctx context.Context, ws workspace.Paths, runID, agentID string, sel
 	if err := s.checkLinks(); err != nil {
 		return nil, err
 	}
-	head, err := gitHead(ctx, ws.ProjectRoot)
+	head, err := GitHead(ctx, ws.ProjectRoot)
 	if err != nil {
 		return nil, err
 	}
