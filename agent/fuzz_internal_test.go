@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,11 +25,6 @@ func FuzzCheckURL(f *testing.F) {
 			default:
 				t.Fatalf("checkURL(%q) accepted scheme %q", u, u[:i])
 			}
-		}
-		// The directory a clone lands in is one plain path element, or
-		// clone_repo refuses it.
-		if n := repoName(u); validName(n) && (n == "." || n == ".." || filepath.Base(n) != n) {
-			t.Fatalf("repoName(%q) = %q", u, n)
 		}
 	})
 }
