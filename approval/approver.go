@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // TerminalApprover asks on a terminal (or any reader and writer) and
@@ -55,9 +57,10 @@ func (t *TerminalApprover) line(ctx context.Context, prompt string) (string, err
 func (t *TerminalApprover) Decide(ctx context.Context, req Request) (Response, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.out, "\n%s wants to run %s %s\n  in %s\n  because: %s\n", "the agent", req.Tool, string(req.Input), req.Cwd, req.Reason)
+	fmt.Fprintf(t.out, "\n%s wants to run %s %s\n  in %s\n  because: %s\n", "the agent",
+		Printable(req.Tool), Printable(string(req.Input)), Printable(req.Cwd), Printable(req.Reason))
 	for _, s := range req.Segments {
-		fmt.Fprintf(t.out, "  - %s\n", s)
+		fmt.Fprintf(t.out, "  - %s\n", Printable(s))
 	}
 	for {
 		ans, err := t.line(ctx, "approve? [y]es once / [s]ession / [a]lways here / [r]ule / [e]dit / [n]o / [m]essage / [q]uit: ")
@@ -77,7 +80,7 @@ func (t *TerminalApprover) Decide(ctx context.Context, req Request) (Response, e
 				fmt.Fprintln(t.out, "no rule can cover this call; approve it once, for the session or always")
 				continue
 			}
-			fmt.Fprintf(t.out, "this rule will be saved:\n  %s\n", req.ProposedRule)
+			fmt.Fprintf(t.out, "this rule will be saved:\n  %s\n", Printable(req.ProposedRule))
 			ok, err := t.line(ctx, "save it? [y/N]: ")
 			if err != nil {
 				return Response{}, err
@@ -123,6 +126,32 @@ func (t *TerminalApprover) Decide(ctx context.Context, req Request) (Response, e
 		}
 		return resp, nil
 	}
+}
+
+// Printable returns s as it is when every rune of it is printable
+// ([strconv.IsPrint]: letters, marks, numbers, punctuation, symbols and
+// the ASCII space) and valid UTF-8. Otherwise it returns s quoted with Go
+// escapes ([strconv.Quote]): control characters such as ESC, CR and
+// newline, Unicode format characters such as the bidi overrides (U+202E)
+// and zero-width spaces, other spaces and invalid bytes become visible
+// escapes, so text from a model cannot move the cursor, erase or reorder
+// what a human reads before approving it. Plain commands, including
+// non-ASCII text and backslashes, stay readable as they are.
+//
+// Hosts that show calls in their own terminal UI should print call text
+// through Printable too.
+func Printable(s string) string {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return strconv.Quote(s)
+			}
+		}
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // ChannelRequest is a question a [ChannelApprover] hands to the host's UI.

@@ -71,7 +71,14 @@
 // and an expiry. A host can stop the process and later call
 // [Hook.Resume], in another process, with the call about to run and the
 // human's [Response]; Resume refuses with [ErrDigestMismatch] if the call
-// is not exactly the one that was put up for approval.
+// is not exactly the one that was put up for approval. Resume takes the
+// record out of the store atomically ([Store.TakePending]) before acting,
+// so one approval runs a call at most once even when several goroutines
+// or processes resume the same id; a refused Resume puts the record back.
+//
+// The [TerminalApprover] shows everything that comes from the call through
+// [Printable], so escape sequences, carriage returns and bidi controls in
+// a command are shown as escapes and cannot disguise what is approved.
 //
 // Responses: [Approve] once, for the session, for the workspace (both
 // remember the exact call by digest), or as a new allow rule (shown exactly

@@ -100,6 +100,16 @@ func ExampleTerminalApprover() {
 	// result The user rejected this tool call; it was not run. Reason: run the tests first
 }
 
+func ExamplePrintable() {
+	// A command that clears its own line and shows something harmless.
+	fmt.Println(approval.Printable("rm -rf ~ \x1b[2K\rgit status"))
+	// Plain text, non-ASCII and backslashes included, is left alone.
+	fmt.Println(approval.Printable(`grep -E 'a|b' "메모.txt" \`))
+	// Output:
+	// "rm -rf ~ \x1b[2K\rgit status"
+	// grep -E 'a|b' "메모.txt" \
+}
+
 func ExampleChannelApprover() {
 	a, requests := approval.NewChannelApprover()
 	go func() { // the host's UI

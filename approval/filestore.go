@@ -133,6 +133,18 @@ func (s *FileStore) ListPending(ctx context.Context) ([]Pending, error) {
 	return out, err
 }
 
+// TakePending implements [Store]. The record is read and removed under
+// the lock, so two processes never both take it.
+func (s *FileStore) TakePending(ctx context.Context, id string) (Pending, error) {
+	var p Pending
+	err := s.update(ctx, func(st *state) (bool, error) {
+		var err error
+		p, err = st.takePending(id)
+		return err == nil, err
+	})
+	return p, err
+}
+
 // DeletePending implements [Store].
 func (s *FileStore) DeletePending(ctx context.Context, id string) error {
 	return s.update(ctx, func(st *state) (bool, error) { return st.deletePending(id), nil })

@@ -392,17 +392,38 @@ func (h *Hook) denied(call Call, d Decision, by string) (Outcome, error) {
 // be the call that is about to run: when their digest differs from the
 // pending record's, Resume refuses with ErrDigestMismatch and the call must
 // not run. The call is evaluated again, so a rule added since (a deny)
-// still applies. The pending record is removed once answered.
-func (h *Hook) Resume(ctx context.Context, pendingID string, c ToolCall, cwd string, resp Response) (Outcome, error) {
+// still applies.
+//
+// Resume takes the pending record from the store in one atomic step
+// ([Store.TakePending]) before anything else, so an approval runs the call
+// at most once: of several concurrent Resumes of one id (goroutines, or
+// processes sharing a [FileStore]) exactly one proceeds and the others get
+// an error wrapping ErrNotFound. The record stays removed once the
+// response is applied (Run, Result or Stop), when policy now denies the
+// call, and when it has expired (ErrExpired). When Resume refuses instead
+// (ErrDigestMismatch: the real call may still come; ErrNotAllowed or
+// another bad response: the human may answer again; a store or audit
+// failure), it puts the record back unchanged.
+func (h *Hook) Resume(ctx context.Context, pendingID string, c ToolCall, cwd string, resp Response) (_ Outcome, err error) {
 	start := time.Now()
-	p, err := h.store.Pending(ctx, pendingID)
+	p, err := h.store.TakePending(ctx, pendingID)
 	if err != nil {
 		return Outcome{}, err
 	}
 	if !h.now().Before(p.Expires) {
-		h.store.DeletePending(ctx, pendingID)
 		return Outcome{}, fmt.Errorf("%w: %s expired at %s", ErrExpired, pendingID, p.Expires.Format(time.RFC3339))
 	}
+	answered := false
+	defer func() {
+		if answered {
+			return
+		}
+		// Put the record back even if ctx was cancelled: losing it would
+		// turn a refusal into a silent rejection.
+		if perr := h.store.PutPending(context.WithoutCancel(ctx), p); perr != nil {
+			err = errors.Join(err, fmt.Errorf("approval: put back pending %s: %w", pendingID, perr))
+		}
+	}()
 	call := h.call(c, cwd)
 	digest, err := Digest(call.Tool, call.Input, call.Cwd)
 	if err != nil || digest != p.Digest || call.ID != p.CallID {
@@ -422,18 +443,14 @@ func (h *Hook) Resume(ctx context.Context, pendingID string, c ToolCall, cwd str
 		return Outcome{}, err
 	}
 	if d.Effect == Deny {
-		if err := h.store.DeletePending(ctx, pendingID); err != nil {
-			return Outcome{}, err
-		}
+		answered = true
 		return h.denied(call, d, "policy")
 	}
 	o, err := h.apply(ctx, call, digest, d, p, resp, start)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := h.store.DeletePending(ctx, pendingID); err != nil {
-		return Outcome{}, err
-	}
+	answered = true
 	return o, nil
 }
 

@@ -72,6 +72,11 @@ type Store interface {
 	Pending(ctx context.Context, id string) (Pending, error)
 	// ListPending returns all pending records, oldest first.
 	ListPending(ctx context.Context) ([]Pending, error)
+	// TakePending removes a pending record and returns it, in one atomic
+	// step: of several concurrent calls with the same id (from goroutines
+	// or, for the file store, processes) exactly one gets the record, the
+	// others an error wrapping ErrNotFound.
+	TakePending(ctx context.Context, id string) (Pending, error)
 	// DeletePending removes a pending record; an unknown id is not an error.
 	DeletePending(ctx context.Context, id string) error
 	// AddGrant saves a grant.
@@ -110,6 +115,16 @@ func (s *state) pending(id string) (Pending, error) {
 		}
 	}
 	return Pending{}, &notFoundError{"pending approval", id}
+}
+
+func (s *state) takePending(id string) (Pending, error) {
+	i := slices.IndexFunc(s.Pending, func(p Pending) bool { return p.ID == id })
+	if i < 0 {
+		return Pending{}, &notFoundError{"pending approval", id}
+	}
+	p := s.Pending[i]
+	s.Pending = slices.Delete(s.Pending, i, i+1)
+	return p, nil
 }
 
 func (s *state) deletePending(id string) bool {
@@ -193,6 +208,14 @@ func (m *MemoryStore) ListPending(ctx context.Context) ([]Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return clone(m.s.Pending), nil
+}
+
+// TakePending implements [Store].
+func (m *MemoryStore) TakePending(ctx context.Context, id string) (Pending, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.s.takePending(id)
+	return clone(p), err
 }
 
 // DeletePending implements [Store].

@@ -71,3 +71,31 @@ func TestFileStoreCorrupt(t *testing.T) {
 		t.Errorf("err = %v, want ErrNotFound", err)
 	}
 }
+
+// TestTakePending: taking a pending record returns it and removes it in
+// one step; a second take of the same id finds nothing.
+func TestTakePending(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]Store{"memory": NewMemoryStore(), "file": mustFileStore(t)} {
+		t.Run(name, func(t *testing.T) {
+			for _, id := range []string{"a", "b"} {
+				if err := s.PutPending(ctx, Pending{Version: 1, ID: id, Tool: "bash", Digest: "d-" + id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := s.TakePending(ctx, "a")
+			if err != nil || p.ID != "a" || p.Digest != "d-a" {
+				t.Fatalf("take = %+v, %v", p, err)
+			}
+			if _, err := s.TakePending(ctx, "a"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("second take: err = %v, want ErrNotFound", err)
+			}
+			if _, err := s.Pending(ctx, "a"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("taken record still readable: %v", err)
+			}
+			if ps, err := s.ListPending(ctx); err != nil || len(ps) != 1 || ps[0].ID != "b" {
+				t.Errorf("left = %+v, %v; want only b", ps, err)
+			}
+		})
+	}
+}

@@ -75,7 +75,7 @@ func (s scripted) Decide(ctx context.Context, req approval.Request) (approval.Re
 	if !ok {
 		return approval.Response{}, fmt.Errorf("the script has no answer for %q", in.Command)
 	}
-	fmt.Fprintf(s.w, "    ? asked: %s -> %s\n", req.Reason, strings.TrimSpace(string(resp.Kind)+" "+string(resp.Scope)))
+	fmt.Fprintf(s.w, "    ? asked: %s -> %s\n", approval.Printable(req.Reason), strings.TrimSpace(string(resp.Kind)+" "+string(resp.Scope)))
 	return resp, nil
 }
 
