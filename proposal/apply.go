@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paddockdev/paddock/internal/diff"
+	"github.com/paddockdev/paddock/internal/linkres"
 	"github.com/paddockdev/paddock/internal/vfs"
 	"github.com/paddockdev/paddock/workspace"
 )
@@ -488,6 +491,9 @@ func apply(ctx context.Context, ws workspace.Paths, r *Report, units []*unit, op
 		}
 		return nil, ce
 	}
+	if err := a.checkLinks(ops); err != nil {
+		return nil, err
+	}
 	if opts.Reverse {
 		rev, err := reversePatch(ops)
 		if err != nil {
@@ -704,6 +710,124 @@ func reversePatch(ops []*op) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// checkLinks resolves every symbolic link the ops create as the kernel
+// would once they are applied: over the project's links and files with the
+// ops laid over them, so a link may not leave the project through another
+// link, whether the project has it or the same patch adds it. When the ops
+// create links, the project's own links are resolved again too: one that
+// stays inside before the patch must not leave after it (say through a
+// directory the patch turns into a link to "..").
+func (a *applier) checkLinks(ops []*op) error {
+	over := map[string]*op{}
+	dirs := map[string]bool{}
+	var links []*op
+	for _, o := range ops {
+		if o.remove {
+			if _, ok := over[o.path]; !ok {
+				over[o.path] = o
+			}
+			continue
+		}
+		over[o.path] = o
+		for d := parentOf(o.path); d != ""; d = parentOf(d) {
+			dirs[d] = true
+		}
+		if o.mode == modeSymlink {
+			links = append(links, o)
+		}
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	lfs, ok := a.fs.(linkFS)
+	if !ok {
+		return nil // plan refused the links already
+	}
+	disk := func(rel string) (exists, dir bool, target string, isLink bool) {
+		name := a.host(rel)
+		fi, err := lfs.Lstat(name)
+		if err != nil {
+			return false, false, "", false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			t, err := lfs.Readlink(name)
+			return err == nil, false, t, err == nil
+		}
+		return true, fi.IsDir(), "", false
+	}
+	after := func(rel string) (exists, dir bool, target string, isLink bool) {
+		if o, ok := over[rel]; ok {
+			switch {
+			case o.remove:
+				return false, false, "", false
+			case o.mode == modeSymlink:
+				return true, false, string(o.data), true
+			}
+			return true, false, "", false
+		}
+		if dirs[rel] {
+			return true, true, "", false
+		}
+		return disk(rel)
+	}
+	for _, o := range links {
+		if err := a.pol.checkLinkIn(o.path, string(o.data), after); err != nil {
+			return err
+		}
+	}
+	// The project's links that the ops leave in place.
+	var errs []error
+	var walk func(rel string)
+	walk = func(rel string) {
+		ents, err := a.fs.ReadDir(a.host(rel))
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			p := path.Join(rel, e.Name())
+			if rel == "" {
+				p = e.Name()
+			}
+			switch {
+			case e.IsDir():
+				if normElement(e.Name()) != ".git" {
+					walk(p)
+				}
+			case e.Type()&fs.ModeSymlink != 0:
+				if _, ok := over[p]; ok {
+					continue
+				}
+				t, err := lfs.Readlink(a.host(p))
+				if err != nil {
+					continue
+				}
+				before, _, err := linkres.Resolve(p, t, disk)
+				if errors.Is(err, linkres.ErrEscape) {
+					continue // already leaves: the project's business, not the patch's
+				}
+				res, _, err := linkres.Resolve(p, t, after)
+				reason := ""
+				switch {
+				case errors.Is(err, linkres.ErrEscape):
+					reason = "it would leave the project"
+				case err == nil && res != "" && res != before:
+					if perr := (*Policy)(nil).CheckPath(res); perr != nil {
+						reason = "it would resolve to " + res + ", refused: " + perr.(*PolicyError).Reason
+					}
+				}
+				if reason != "" {
+					errs = append(errs, &PolicyError{Path: p, Reason: "the project's symbolic link to " + strconv.Quote(t) + " goes through the links this patch adds: " + reason})
+				}
+			}
+		}
+	}
+	walk("")
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
 }
 
 // linkFS is what a file system needs for symbolic links.

@@ -51,6 +51,12 @@ var maliciousPatches = []struct {
 	{"double slash", newFile("sub//x.txt", "100644"), ErrPatch},
 	{"rename through existing symlink", "diff --git a/a.txt b/evillink/a.txt\nsimilarity index 100%\nrename from a.txt\nrename to evillink/a.txt\n", ErrPathPolicy},
 	{"symlink chain out", newLink("sub/l2", "../..") + newLink("l1", "sub/l2"), ErrPathPolicy},
+	// x/up -> ".." is "." by itself, and esc's target is "x/secret.txt" as
+	// a string; the kernel follows x/up first and lands above the project.
+	{"symlink chain through a link the patch adds", newLink("y/up", "..") + newLink("esc", "y/up/../outside.txt"), ErrPathPolicy},
+	{"symlink chain through a link the project has", newLink("esc", "x/up/../outside.txt"), ErrPathPolicy},
+	{"symlink chain through the project's absolute link", newLink("esc", "evillink/outside.txt"), ErrPathPolicy},
+	{"symlink dotdot after a missing name", newLink("esc", "missing/../a.txt"), ErrPathPolicy},
 	{"control character", "diff --git \"a/x\\ny\" \"b/x\\ny\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/x\\ny\"\n@@ -0,0 +1 @@\n+pwned\n", ErrPathPolicy},
 	{"NUL in quoted name", "diff --git \"a/x\\000y\" \"b/x\\000y\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/x\\000y\"\n@@ -0,0 +1 @@\n+pwned\n", nil},
 	{"long path", newFile(strings.Repeat("d/", 2100)+"x", "100644"), ErrPathPolicy},
@@ -87,7 +93,7 @@ func TestMaliciousPatches(t *testing.T) {
 	root := t.TempDir()
 	project := filepath.Join(root, "project")
 	os.MkdirAll(project, 0o755)
-	writeTree(t, project, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", "evillink": "->" + root})
+	writeTree(t, project, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", "evillink": "->" + root, "x/up": "->.."})
 	os.WriteFile(filepath.Join(root, "outside.txt"), []byte("outside\n"), 0o644)
 	runGit(t, project, nil, "init", "-q")
 	runGit(t, project, nil, "add", "-A")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -105,10 +106,14 @@ type treeDiff struct {
 // Only files whose size, modification time or executable bit differ from
 // the manifest are read. Files the worker added in a blocked directory
 // (.git, node_modules, dist, or opts.Exclude), special files, symbolic links
-// that leave the sandbox and binary files over the cap are listed in
-// Proposal.Excluded, not silently dropped. A baseline file in input/ whose
-// content no longer matches the manifest is an error: the baseline was
-// tampered with.
+// the zero Policy refuses (CheckSymlink, and the target resolved as the
+// kernel would over work/: a link that leaves through another link) and
+// binary files over the cap are listed in Proposal.Excluded, not silently
+// dropped. A baseline file in input/ whose content no longer matches the
+// manifest is an error: the baseline was tampered with. Files are read
+// through os.Root and must be, once opened, the regular file the path
+// names: a file swapped for a symbolic link while Create runs (a worker
+// still running) is an error, and nothing outside work/ is read.
 //
 // Create checks ctx between files; when ctx is done it returns an error
 // wrapping ctx.Err() and leaves any earlier proposal as it was.
@@ -214,6 +219,10 @@ func Create(ctx context.Context, sb *sandbox.Prepared, opts *CreateOptions) (*Pr
 
 var defaultBlocked = []string{".git", "node_modules", "dist"}
 
+// testHookAfterWalk, when set by a test, runs between the walk of work/
+// and the reads: where a worker still running could swap files.
+var testHookAfterWalk func(workDir string)
+
 // createWorkers is how many goroutines stat and read work/ at once.
 const createWorkers = 8
 
@@ -240,13 +249,23 @@ func diffTrees(ctx context.Context, inputDir, workDir string, base map[string]*b
 			baseDirs[d] = true
 		}
 	}
+	workRoot, err := os.OpenRoot(workDir)
+	if err != nil {
+		return nil, fmt.Errorf("proposal: open work/: %w", err)
+	}
+	defer workRoot.Close()
+	inRoot, err := os.OpenRoot(inputDir)
+	if err != nil {
+		return nil, fmt.Errorf("proposal: open input/: %w", err)
+	}
+	defer inRoot.Close()
 	td := &treeDiff{}
 	var added, deleted []*fileDiff
 	readInput := func(p string, b *baseFile) ([]byte, error) {
 		if b.symlink {
 			return []byte(b.link), nil
 		}
-		data, err := os.ReadFile(filepath.Join(inputDir, filepath.FromSlash(p)))
+		data, err := readRegular(inRoot, p)
 		if err != nil {
 			return nil, fmt.Errorf("read baseline: %w", err)
 		}
@@ -269,7 +288,7 @@ func diffTrees(ctx context.Context, inputDir, workDir string, base map[string]*b
 	}
 	entries := make([]walked, 0, len(base)+16)
 	n := 0
-	err := filepath.WalkDir(workDir, func(full string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(workDir, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -302,6 +321,9 @@ func diffTrees(ctx context.Context, inputDir, workDir string, base map[string]*b
 		}
 		return nil, fmt.Errorf("proposal: diff work/: %w", err)
 	}
+	if testHookAfterWalk != nil {
+		testHookAfterWalk(workDir)
+	}
 	look := func(w *walked) error {
 		rel, full, b := w.rel, w.full, w.base
 		switch {
@@ -317,7 +339,7 @@ func diffTrees(ctx context.Context, inputDir, workDir string, base map[string]*b
 			if b != nil && !b.symlink && b.size == size && b.mtime.Equal(mtime) && b.mode == mode {
 				return nil // unchanged: not read
 			}
-			data, err := os.ReadFile(full)
+			data, err := readRegular(workRoot, rel)
 			if err != nil {
 				return err
 			}
@@ -338,8 +360,8 @@ func diffTrees(ctx context.Context, inputDir, workDir string, base map[string]*b
 			if err != nil {
 				return err
 			}
-			if reason := symlinkEscapes(rel, link); reason != "" {
-				w.excluded = &Excluded{Path: rel, Reason: reason}
+			if err := checkWorkLink(workDir, rel, link); err != nil {
+				w.excluded = &Excluded{Path: rel, Reason: err.(*PolicyError).Reason}
 				return nil
 			}
 			if b == nil {
@@ -415,17 +437,53 @@ func diffKey(d *fileDiff) string {
 	return d.oldPath
 }
 
-// symlinkEscapes returns why a link at rel with target link may not be
-// proposed, or "" when it stays inside the tree.
-func symlinkEscapes(rel, link string) string {
-	if link == "" || path.IsAbs(link) || strings.HasPrefix(link, "\\") || strings.ContainsRune(link, 0) {
-		return "symbolic link with an absolute or empty target"
+// checkWorkLink returns a *PolicyError when Apply would refuse the link at
+// rel with target link: CheckSymlink of the zero Policy, and the target
+// resolved as the kernel would over work/'s files and links.
+func checkWorkLink(workDir, rel, link string) error {
+	var pol Policy
+	if err := pol.CheckSymlink(rel, link); err != nil {
+		return err
 	}
-	t := path.Join(path.Dir(rel), link)
-	if t == ".." || strings.HasPrefix(t, "../") {
-		return "symbolic link whose target leaves the project"
+	return pol.checkLinkIn(rel, link, func(r string) (exists, dir bool, target string, isLink bool) {
+		name := filepath.Join(workDir, filepath.FromSlash(r))
+		fi, err := os.Lstat(name)
+		if err != nil {
+			return false, false, "", false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			t, err := os.Readlink(name)
+			return err == nil, false, t, err == nil
+		}
+		return true, fi.IsDir(), "", false
+	})
+}
+
+// readRegular reads the regular file rel of root. The file is opened
+// through root (so nothing outside root is ever opened), and then must be
+// a regular file and the very file the path names once opened: a worker
+// still running in the sandbox may swap a file it wrote for a symbolic
+// link (to another file, or to a host file through a link root follows)
+// between the walk and the read, and that is an error, not content.
+func readRegular(root *os.Root, rel string) ([]byte, error) {
+	name := filepath.FromSlash(rel)
+	f, err := root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
 	}
-	return ""
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	li, err := root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || !li.Mode().IsRegular() || !os.SameFile(fi, li) {
+		return nil, fmt.Errorf("%s changed while Create read it (now a %s): is the worker still running? stop it and create the proposal again", rel, li.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
 
 // detectRenames pairs deleted and added regular files into renames, exact

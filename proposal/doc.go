@@ -23,7 +23,7 @@
 // binary runs and no git configuration can change it. The sandbox manifest
 // means only files whose size, modification time or executable bit changed
 // are read. Files the worker added where the sandbox policy excludes them
-// (.git, node_modules, dist), special files, links that leave the sandbox
+// (.git, node_modules, dist), special files, links Apply would refuse
 // and binary files over the cap are listed in Proposal.Excluded, never
 // silently dropped.
 //
@@ -85,13 +85,20 @@
 // paths: its names go through the policy, and Apply refuses a path below a
 // symbolic link, in the project or made by the same patch. Files are
 // replaced by renaming over them, so nothing is written through a link.
+// Link targets are resolved as the kernel would, following the project's
+// links and those the patch adds: a link that leaves the project through
+// another link (x/up -> "..", esc -> "x/up/../secret") is refused, as is a
+// target with ".." after a name that does not exist, and a patch that makes
+// one of the project's links leave it. Create applies the same checks to
+// work/ and reads work/ and input/ through os.Root, requiring the file it
+// opens to be the regular file at that path, so a worker still running
+// cannot swap a file for a link to a host file between the walk and the
+// read.
 //
 // What this package does NOT protect against: a process that changes the
 // project while Apply runs (the checks and the renames are not one atomic
 // step, so a directory swapped for a symbolic link in between is followed);
-// a link that points inside the project through another link that leads
-// out (targets are checked lexically); and the content of the change, which
-// is the reviewer's to judge.
+// and the content of the change, which is the reviewer's to judge.
 //
 // # On-disk format
 //

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/paddockdev/paddock/internal/linkres"
 )
 
 // ErrPathPolicy is wrapped, through a *PolicyError, by the errors of Review
@@ -156,7 +159,10 @@ func (p *Policy) internal() []string {
 // CheckSymlink returns a *PolicyError when a symbolic link at name with
 // the given target is refused: the target must be relative, and resolved
 // from the link's directory it must stay inside the project and pass
-// CheckPath.
+// CheckPath. CheckSymlink judges the target as a string; Apply, ApplyPatch
+// and Create also resolve it as the kernel would, following the links the
+// project (or work/) has and the patch adds, and refuse it when that leaves
+// the project.
 func (p *Policy) CheckSymlink(name, target string) error {
 	if err := p.CheckPath(name); err != nil {
 		return err
@@ -179,6 +185,31 @@ func (p *Policy) CheckSymlink(name, target string) error {
 	}
 	if err := p.CheckPath(r); err != nil {
 		return bad("symbolic link target " + r + " is refused: " + err.(*PolicyError).Reason)
+	}
+	return nil
+}
+
+// checkLinkIn returns a *PolicyError when the symbolic link at name with
+// the given target, resolved as the kernel would over the tree lookup
+// describes (following every other link in it), leaves the tree, depends
+// on a name that does not exist followed by "..", or lands on a path
+// CheckPath refuses. CheckSymlink judges the target as a string; this
+// judges it in the tree it will live in.
+func (p *Policy) checkLinkIn(name, target string, lookup linkres.Lookup) error {
+	res, _, err := linkres.Resolve(name, target, lookup)
+	bad := func(reason string) error { return &PolicyError{Path: name, Reason: reason} }
+	switch {
+	case errors.Is(err, linkres.ErrEscape):
+		return bad("symbolic link to " + strconv.Quote(target) + " leaves the project once the links it goes through are followed")
+	case errors.Is(err, linkres.ErrUnknown):
+		return bad("symbolic link to " + strconv.Quote(target) + ` has ".." after a name that does not exist; where it leads depends on what that name becomes`)
+	case err != nil:
+		return bad("symbolic link to " + strconv.Quote(target) + ": " + err.Error())
+	}
+	if res != "" {
+		if err := p.CheckPath(res); err != nil {
+			return bad("symbolic link target " + res + " (links followed) is refused: " + err.(*PolicyError).Reason)
+		}
 	}
 	return nil
 }

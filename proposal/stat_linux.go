@@ -20,3 +20,7 @@ func lstatQuick(name string) (size int64, mtime time.Time, perm uint32, err erro
 	}
 	return st.Size, time.Unix(st.Mtim.Sec, st.Mtim.Nsec), st.Mode & 0o7777, nil
 }
+
+// openNonblock keeps Create's open of a file a worker swapped for a FIFO
+// from blocking.
+const openNonblock = syscall.O_NONBLOCK

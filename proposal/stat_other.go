@@ -15,3 +15,6 @@ func lstatQuick(name string) (size int64, mtime time.Time, perm uint32, err erro
 	}
 	return fi.Size(), fi.ModTime(), uint32(fi.Mode().Perm()), nil
 }
+
+// openNonblock is 0 where O_NONBLOCK is not portable.
+const openNonblock = 0
