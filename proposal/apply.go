@@ -22,6 +22,7 @@ import (
 	"github.com/paddockdev/paddock/internal/diff"
 	"github.com/paddockdev/paddock/internal/linkres"
 	"github.com/paddockdev/paddock/internal/vfs"
+	"github.com/paddockdev/paddock/sandbox"
 	"github.com/paddockdev/paddock/workspace"
 )
 
@@ -423,7 +424,9 @@ func apply(ctx context.Context, ws workspace.Paths, r *Report, units []*unit, op
 	}
 	res := &ApplyResult{}
 	if opts.fs == nil {
-		res.Head = gitHead(a.root)
+		// An unreadable HEAD reads as none: the head then differs from
+		// the base, which RequireBaseHead refuses.
+		res.Head, _ = sandbox.GitHead(ctx, a.root)
 	}
 	if r != nil {
 		res.ProposalID = r.Proposal.ID
