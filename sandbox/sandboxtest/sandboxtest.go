@@ -334,9 +334,10 @@ func testForkBomb(t *testing.T, h Harness) {
 	// carry the marker in their command line, seen from the host too. Each
 	// forks for ever: a shell that fails to fork may exit (busybox ash
 	// does), and the others fill its place, so the bomb presses on the
-	// limit until the timeout. The first shell spins without forking, so
-	// that only the timeout ends it.
-	script := fmt.Sprintf(`: %s; b() { while :; do b & done; }; b & while :; do :; done`, marker)
+	// limit until the timeout. The first shell then becomes a sleep (exec
+	// needs no new process, so it cannot fail for the limit), so that only
+	// the timeout ends the command, and it takes no CPU from the bomb.
+	script := fmt.Sprintf(`: %s; b() { while :; do b & done; }; b & exec sleep 100`, marker)
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	var peak int
@@ -375,10 +376,13 @@ func testForkBomb(t *testing.T, h Harness) {
 	// The bomb's shells are all the sandbox runs, so the peak is at most
 	// the limit, plus the backend's own processes that carry the command
 	// line (bubblewrap's outer process and its init: 2). Reaped-late
-	// zombies count against the limit but not here. More than a few show
-	// that the bomb went off.
-	if peak > limit+2 || peak < 4 {
-		t.Errorf("peak of %d bomb processes under a limit of %d", peak, limit)
+	// zombies count against the limit but not here. That the bomb went
+	// off shows in a peak of more than a few, or in the shells' complaints
+	// that they cannot fork (a sampler starved on a loaded machine can
+	// miss the peak).
+	hitLimit := strings.Contains(strings.ToLower(string(res.Stderr)), "fork")
+	if peak > limit+2 || peak < 4 && !hitLimit {
+		t.Errorf("peak of %d bomb processes under a limit of %d; stderr: %q", peak, limit, res.Stderr)
 	}
 	t.Logf("peak %d processes under a limit of %d", peak, limit)
 	waitGone(t, marker)
