@@ -381,7 +381,7 @@ func patched(u *unit, old []byte) ([]byte, error) {
 		return nil, applyFile(u.f, src, u.oldPath)
 	}
 	if u.f.IsBinary && u.f.OldOIDPrefix != "" && !u.f.IsNew && u.del == nil {
-		if oid := blobOID(src); !strings.HasPrefix(oid, u.f.OldOIDPrefix) {
+		if oid := diff.BlobID(src); !strings.HasPrefix(oid, u.f.OldOIDPrefix) {
 			return nil, fmt.Errorf("%w: %s: binary patch is for blob %s, the file is %s", ErrDrift, u.path(), u.f.OldOIDPrefix, oid[:len(u.f.OldOIDPrefix)])
 		}
 	}
@@ -395,7 +395,7 @@ func patched(u *unit, old []byte) ([]byte, error) {
 // applyFile applies a deletion, which must leave nothing.
 func applyFile(f *gitdiff.File, src []byte, name string) error {
 	if f.IsBinary {
-		if f.OldOIDPrefix != "" && !strings.HasPrefix(blobOID(src), f.OldOIDPrefix) {
+		if f.OldOIDPrefix != "" && !strings.HasPrefix(diff.BlobID(src), f.OldOIDPrefix) {
 			return fmt.Errorf("%w: %s: the file to delete is not the one the patch deletes", ErrDrift, name)
 		}
 		return nil

@@ -2,10 +2,7 @@ package proposal
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 
 	"github.com/paddockdev/paddock/internal/diff"
 )
@@ -18,15 +15,6 @@ const (
 )
 
 const zeroOID = "0000000000000000000000000000000000000000"
-
-// blobOID returns git's object id of a blob with data: the SHA-1 of
-// "blob <len>\x00" followed by data.
-func blobOID(data []byte) string {
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // fileDiff is one file's change as written into a patch. A side that does
 // not exist has an empty path and mode 0.
@@ -79,10 +67,10 @@ func writeFileDiff(b *bytes.Buffer, d *fileDiff, context int) (diff.Stats, bool,
 	}
 	oldOID, newOID := zeroOID, zeroOID
 	if d.oldMode != 0 {
-		oldOID = blobOID(d.old)
+		oldOID = diff.BlobID(d.old)
 	}
 	if d.newMode != 0 {
-		newOID = blobOID(d.new)
+		newOID = diff.BlobID(d.new)
 	}
 	b.Write(line)
 	if oldOID == newOID {
@@ -125,45 +113,8 @@ func writeFileDiff(b *bytes.Buffer, d *fileDiff, context int) (diff.Stats, bool,
 		line = append(line, '\n')
 	}
 	b.Write(line)
-	if len(d.old) == 0 || len(d.new) == 0 {
-		return wholeFile(b, d.old, d.new), false, nil
-	}
 	st, err := diff.Unified(b, d.old, d.new, context)
 	return st, false, err
-}
-
-// wholeFile writes the one hunk that adds all of new to an empty file, or
-// removes all of old, as git writes it.
-func wholeFile(b *bytes.Buffer, old, new []byte) diff.Stats {
-	data, sign := new, byte('+')
-	if len(new) == 0 {
-		data, sign = old, '-'
-	}
-	n := countLines(data)
-	count := ""
-	if n != 1 {
-		count = "," + strconv.Itoa(n)
-	}
-	if sign == '+' {
-		fmt.Fprintf(b, "@@ -0,0 +1%s @@\n", count)
-	} else {
-		fmt.Fprintf(b, "@@ -1%s +0,0 @@\n", count)
-	}
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		b.WriteByte(sign)
-		if i < 0 {
-			b.Write(data)
-			b.WriteString("\n\\ No newline at end of file\n")
-			break
-		}
-		b.Write(data[:i+1])
-		data = data[i+1:]
-	}
-	if sign == '+' {
-		return diff.Stats{Added: n}
-	}
-	return diff.Stats{Deleted: n}
 }
 
 // isBinaryPair reports whether a change between old and new is written as a
