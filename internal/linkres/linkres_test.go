@@ -3,8 +3,10 @@ package linkres_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,10 +69,12 @@ func TestResolveMatchesKernel(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "root")
 		os.MkdirAll(root, 0o755)
 		os.WriteFile(filepath.Join(filepath.Dir(root), "a.txt"), nil, 0o644)
-		for p, v := range tc.tree {
+		for _, p := range slices.Sorted(maps.Keys(tc.tree)) {
+			v := tc.tree[p]
 			full := filepath.Join(root, p)
-			var err error
+			err := os.MkdirAll(filepath.Dir(full), 0o755) // map order: a child may come first
 			switch {
+			case err != nil:
 			case v == "/":
 				err = os.MkdirAll(full, 0o755)
 			case strings.HasPrefix(v, "->"):
