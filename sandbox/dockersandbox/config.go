@@ -41,7 +41,14 @@ const (
 
 // SchemaEpoch is part of every config hash: raising it (when the meaning of
 // the settings changes) makes every existing container be recreated.
-const SchemaEpoch = 1
+//
+// Epoch 2: an empty SeccompProfile means the native-ABI profile.
+const SchemaEpoch = 2
+
+// SeccompEngineDefault, as [Settings.SeccompProfile], keeps the engine's
+// own default seccomp profile, compatibility ABIs included: for images
+// that run 32-bit programs.
+const SeccompEngineDefault = "engine-default"
 
 // Labels put on every container.
 const (
@@ -71,8 +78,12 @@ type Settings struct {
 	AllowedRoots []string
 	// NoFile is the open-files ulimit; zero means DefaultNoFile.
 	NoFile int64
-	// SeccompProfile is the host path of a seccomp profile (JSON); empty
-	// means the engine's default profile. "unconfined" is refused.
+	// SeccompProfile is the host path of a seccomp profile (JSON). Empty
+	// means Docker's default profile limited to the native system-call
+	// ABI (no i386 or x32 calls on x86-64, no 32-bit ARM calls on arm64),
+	// which also makes every exec faster; [SeccompEngineDefault] means the
+	// engine's own default profile, which allows them. "unconfined" is
+	// refused.
 	SeccompProfile string
 	// AppArmorProfile names an AppArmor profile; empty means the engine's
 	// default. "unconfined" is refused.
@@ -292,10 +303,13 @@ func normalize(cfg Config, imageID string) (*normalized, error) {
 		return nil, invalid("CPUs %v is below 0.01", cfg.CPUs)
 	}
 	n.NoFile = cmpOr(cfg.NoFile, DefaultNoFile)
-	if p := cfg.SeccompProfile; p != "" {
-		if p == "unconfined" {
-			return nil, invalid("seccomp profile \"unconfined\" turns the syscall filter off: refused")
-		}
+	switch p := cfg.SeccompProfile; p {
+	case "":
+		n.Seccomp = nativeSeccomp()
+	case SeccompEngineDefault:
+	case "unconfined":
+		return nil, invalid("seccomp profile \"unconfined\" turns the syscall filter off: refused")
+	default:
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, invalid("seccomp profile: %v", err)

@@ -1,9 +1,11 @@
 package dockersandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -104,6 +106,61 @@ func TestConfigHash(t *testing.T) {
 	c.MemoryBytes = DefaultMemoryBytes
 	if hash(a, "sha256:1") != hash(c, "sha256:1") {
 		t.Error("the default limit and zero hash differently")
+	}
+	c = a
+	c.SeccompProfile = SeccompEngineDefault
+	if hash(a, "sha256:1") == hash(c, "sha256:1") {
+		t.Error("the hash ignores the seccomp profile")
+	}
+}
+
+// TestNativeSeccomp checks the default profile: Docker's, with every
+// architecture's native ABI and none of its compatibility ABIs.
+func TestNativeSeccomp(t *testing.T) {
+	n, err := normalize(baseConfig(t), "sha256:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "linux" {
+		if n.Seccomp != "" {
+			t.Errorf("seccomp on %s: %.80q, want the engine's default", runtime.GOOS, n.Seccomp)
+		}
+		return
+	}
+	var p struct {
+		DefaultAction string `json:"defaultAction"`
+		ArchMap       []struct {
+			Arch      string   `json:"architecture"`
+			SubArches []string `json:"subArchitectures"`
+		} `json:"archMap"`
+		Syscalls []struct {
+			Names []string `json:"names"`
+		} `json:"syscalls"`
+	}
+	if err := json.Unmarshal([]byte(n.Seccomp), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.DefaultAction != "SCMP_ACT_ERRNO" {
+		t.Errorf("default action %q, want SCMP_ACT_ERRNO (an allow-list)", p.DefaultAction)
+	}
+	native := false
+	for _, a := range p.ArchMap {
+		native = native || a.Arch == "SCMP_ARCH_X86_64"
+		if len(a.SubArches) > 0 {
+			t.Errorf("%s keeps sub-architectures %v", a.Arch, a.SubArches)
+		}
+	}
+	allowed := 0
+	for _, r := range p.Syscalls {
+		allowed += len(r.Names)
+	}
+	if !native || allowed < 250 {
+		t.Errorf("x86-64 in the arch map: %v; %d syscall names: not Docker's default profile", native, allowed)
+	}
+	c := baseConfig(t)
+	c.SeccompProfile = SeccompEngineDefault
+	if n, err := normalize(c, "sha256:1"); err != nil || n.Seccomp != "" {
+		t.Errorf("SeccompEngineDefault: %v, %.80q; want no profile sent", err, n.Seccomp)
 	}
 }
 

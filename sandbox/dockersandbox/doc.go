@@ -47,8 +47,14 @@
 // # Security
 //
 // The container shares the host's kernel: a kernel exploit escapes it. The
-// engine's default seccomp and AppArmor profiles apply unless others are
-// named; "unconfined" is refused, as are the host and container:
+// seccomp profile is Docker's default limited to the native system-call
+// ABI: a 32-bit program's calls (i386 or x32 on x86-64, 32-bit ARM on
+// arm64) are refused, which closes entry points with a history of kernel
+// bugs and makes each exec faster, since runc compiles the filter for every
+// process it starts (about 47 ms instead of 55 per exec on the test
+// machine). [SeccompEngineDefault] keeps the engine's own profile. The
+// engine's default AppArmor profile applies unless another is named.
+// "unconfined" is refused for both, as are the host and container:
 // networks, and binds of the Docker socket, /etc, /proc, /sys, /dev, / or
 // anything outside [Settings.AllowedRoots].
 //

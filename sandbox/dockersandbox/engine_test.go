@@ -569,3 +569,76 @@ func TestSpecAndOptions(t *testing.T) {
 		t.Errorf("a network without Spec.Network: %v, want ErrInvalidConfig", err)
 	}
 }
+
+// i386Exit42 is a whole i386 ELF program: exit(42) through int 0x80, the
+// 32-bit system-call ABI, and a hlt (a fault) should that call fail.
+func i386Exit42() []byte {
+	code := []byte{
+		0xb8, 1, 0, 0, 0, // mov eax, 1 (exit)
+		0xbb, 42, 0, 0, 0, // mov ebx, 42
+		0xcd, 0x80, // int 0x80
+		0xf4, // hlt
+	}
+	const base, ehsize, phsize = 0x08048000, 52, 32
+	b := make([]byte, 0, ehsize+phsize+len(code))
+	le := func(v uint32, n int) {
+		for i := range n {
+			b = append(b, byte(v>>(8*i)))
+		}
+	}
+	b = append(b, 0x7f, 'E', 'L', 'F', 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	le(2, 2)                  // e_type: executable
+	le(3, 2)                  // e_machine: i386
+	le(1, 4)                  // e_version
+	le(base+ehsize+phsize, 4) // e_entry
+	le(ehsize, 4)             // e_phoff
+	le(0, 4)                  // e_shoff
+	le(0, 4)                  // e_flags
+	le(ehsize, 2)             // e_ehsize
+	le(phsize, 2)             // e_phentsize
+	le(1, 2)                  // e_phnum
+	le(0, 2)                  // e_shentsize
+	le(0, 2)                  // e_shnum
+	le(0, 2)                  // e_shstrndx
+	size := uint32(ehsize + phsize + len(code))
+	le(1, 4)      // p_type: load
+	le(0, 4)      // p_offset
+	le(base, 4)   // p_vaddr
+	le(base, 4)   // p_paddr
+	le(size, 4)   // p_filesz
+	le(size, 4)   // p_memsz
+	le(5, 4)      // p_flags: r-x
+	le(0x1000, 4) // p_align
+	return append(b, code...)
+}
+
+// TestSeccompNativeABI runs a 32-bit program: the default profile refuses
+// its system calls, and SeccompEngineDefault (the engine's own profile)
+// lets it exit with its code.
+func TestSeccompNativeABI(t *testing.T) {
+	eng, image := engine(t)
+	exit := func(settings dockersandbox.Settings) int {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "exit42"), i386Exit42(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		drv, err := dockersandbox.New(bg, eng, image, dir, sandbox.Spec{}, &dockersandbox.Options{RemoveOnClose: true, Settings: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sandbox.New(drv, nil)
+		defer s.Close(bg)
+		res, err := s.Exec(bg, sandbox.ExecRequest{Argv: []string{"/workspace/exit42"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.ExitCode
+	}
+	if code := exit(dockersandbox.Settings{SeccompProfile: dockersandbox.SeccompEngineDefault}); code != 42 {
+		t.Skipf("under the engine's own profile the i386 program exits %d, not 42: this engine's kernel does not run i386 programs", code)
+	}
+	if code := exit(dockersandbox.Settings{}); code == 42 {
+		t.Error("under the default profile an i386 system call went through")
+	}
+}
