@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +36,42 @@ type copier struct {
 
 	mu   sync.Mutex
 	dirs map[string]*dirHandle
+
+	// made holds, for every selected directory, the making of its two
+	// copies; it is filled before the workers start and only read after.
+	made map[string]*madeDir
+}
+
+// madeDir is the making of one directory in work/ and input/, done once by
+// the first worker that needs it.
+type madeDir struct {
+	once sync.Once
+	err  error
+}
+
+// mkdir makes the directory rel (and its parents first) in work/ and input/
+// unless that is done already. Workers make directories as they reach them,
+// in parallel, rather than all of them before the copy starts.
+func (c *copier) mkdir(rel string) error {
+	if rel == "." {
+		return nil
+	}
+	m := c.made[rel]
+	if m == nil {
+		return fmt.Errorf("sandbox: internal error: directory %s was not selected", rel)
+	}
+	m.once.Do(func() {
+		if m.err = c.mkdir(path.Dir(rel)); m.err != nil {
+			return
+		}
+		for _, d := range [...]string{c.work, c.input} {
+			if err := os.Mkdir(filepath.Join(d, filepath.FromSlash(rel)), 0o700); err != nil {
+				m.err = fmt.Errorf("sandbox: %w", err)
+				return
+			}
+		}
+	})
+	return m.err
 }
 
 // dirHandle is a source directory opened as a root, shared by the workers
@@ -144,6 +181,9 @@ func (c *copier) copyFile(e *entry, r *result, h hash.Hash, buf []byte) (err err
 		return fmt.Errorf("sandbox: %s: %w", e.dir, err)
 	}
 	defer c.release(dh)
+	if err := c.mkdir(e.dir); err != nil {
+		return err
+	}
 	src, err := dh.root.OpenFile(e.name, os.O_RDONLY|openSourceFlags, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: %s: %w", e.rel, err)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -238,18 +239,24 @@ func Prepare(ctx context.Context, ws workspace.Paths, runID, agentID string, sel
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		for _, rel := range dl {
-			if err := os.Mkdir(filepath.Join(d, filepath.FromSlash(rel)), 0o700); err != nil {
-				return nil, fmt.Errorf("sandbox: %w", err)
-			}
-		}
 	}
 	if err := os.Mkdir(td.Proposal, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	c.made = make(map[string]*madeDir, len(dl))
+	for _, rel := range dl {
+		c.made[rel] = new(madeDir)
+	}
 	res, err := c.copyAll(ctx, es, o.Workers)
 	if err != nil {
 		return nil, err
+	}
+	// The directories no copied file is in (empty, or holding only
+	// links).
+	for _, rel := range dl {
+		if err := c.mkdir(rel); err != nil {
+			return nil, err
+		}
 	}
 
 	m := &Manifest{
@@ -270,7 +277,7 @@ func Prepare(ctx context.Context, ws workspace.Paths, runID, agentID string, sel
 			continue
 		}
 		m.TotalBytes += e.size
-		m.Files = append(m.Files, FileEntry{Path: e.rel, Size: e.size, Mode: e.perm, ModTime: e.mtime.UTC(), SHA256: fmt.Sprintf("%x", res[i].sum)})
+		m.Files = append(m.Files, FileEntry{Path: e.rel, Size: e.size, Mode: e.perm, ModTime: e.mtime.UTC(), SHA256: hex.EncodeToString(res[i].sum[:])})
 	}
 	if err := writeManifest(td.Manifest, m); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
