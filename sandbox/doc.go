@@ -70,8 +70,12 @@
 // copy_file_range is not used: the bytes must reach user space for the hash
 // anyway, so an in-kernel copy would add a second read, and its reflinking
 // is what FICLONE already does. Destination files are bare descriptors on
-// Linux and get their times through the descriptor. The cost that remains
-// is creating two files per selected file.
+// Linux and get their times through the descriptor, and the workers make
+// the directories as they reach them. The cost that remains is creating
+// two files per selected file and hashing every byte: on 2 cores without
+// SHA extensions Prepare takes about 1.6 times a `cp -a` of the selection
+// (BenchmarkPrepare prints both, with their CPU time and the hashing
+// alone); more cores, SHA extensions or reflinks bring it below.
 //
 // # Security
 //
