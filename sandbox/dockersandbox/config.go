@@ -79,11 +79,12 @@ type Settings struct {
 	// NoFile is the open-files ulimit; zero means DefaultNoFile.
 	NoFile int64
 	// SeccompProfile is the host path of a seccomp profile (JSON). Empty
-	// means Docker's default profile limited to the native system-call
-	// ABI (no i386 or x32 calls on x86-64, no 32-bit ARM calls on arm64),
-	// which also makes every exec faster; [SeccompEngineDefault] means the
-	// engine's own default profile, which allows them. "unconfined" is
-	// refused.
+	// means Docker's default profile limited to the native system-call ABI
+	// (no i386 or x32 calls on x86-64, no 32-bit ARM calls on arm64), which
+	// also makes every exec faster; a client built for a system other than
+	// Linux sends no profile, so the engine's default applies.
+	// [SeccompEngineDefault] means the engine's own default profile, which
+	// allows them. "unconfined" is refused.
 	SeccompProfile string
 	// AppArmorProfile names an AppArmor profile; empty means the engine's
 	// default. "unconfined" is refused.
